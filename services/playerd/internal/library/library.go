@@ -1,0 +1,127 @@
+// Package library scans the media directory into folders and tracks, and
+// serves their covers.
+package library
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// ErrNotFound reports an unknown folder id or a folder without a cover.
+var ErrNotFound = errors.New("not found")
+
+// Library is the scanned media directory. It is safe for concurrent use; a
+// rescan replaces the whole view at once.
+type Library struct {
+	root      string
+	cachePath string
+
+	mu      sync.RWMutex
+	folders []Folder
+	byID    map[string]int
+	scanned bool
+	scanMu  sync.Mutex // one scan at a time
+}
+
+// New prepares a library of root; cachePath (may be empty) keeps tag and
+// duration results between scans.
+func New(root, cachePath string) *Library {
+	return &Library{root: root, cachePath: cachePath, byID: map[string]int{}}
+}
+
+// ID derives the stable id of a path relative to the media root: the first
+// 16 bytes of its SHA-256, as the real box does.
+func ID(rel string) string {
+	sum := sha256.Sum256([]byte(filepath.ToSlash(rel)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Folders returns the folders in natural order of their paths.
+func (l *Library) Folders() []Folder {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.folders
+}
+
+// Scanned reports whether a scan has completed.
+func (l *Library) Scanned() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.scanned
+}
+
+// Folder looks a folder up by id.
+func (l *Library) Folder(id string) (Folder, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i, ok := l.byID[id]
+	if !ok {
+		return Folder{}, false
+	}
+	return l.folders[i], true
+}
+
+// TopLevel returns the names of the media root's visible subdirectories,
+// the default home-screen categories.
+func (l *Library) TopLevel() []string {
+	entries, err := os.ReadDir(l.root)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if !hidden(e.Name()) && e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if naturalLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return names
+}
+
+// Root is the media directory.
+func (l *Library) Root() string { return l.root }
+
+// Scan reads the media directory again. Files whose size and modification
+// time did not change are not read again.
+func (l *Library) Scan() (Stats, error) {
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
+	c := loadCache(l.cachePath)
+	folders, stats, err := scan(l.root, c)
+	if err != nil {
+		return stats, fmt.Errorf("library: %w", err)
+	}
+	byID := make(map[string]int, len(folders))
+	for i, f := range folders {
+		byID[f.ID] = i
+	}
+	l.mu.Lock()
+	l.folders, l.byID, l.scanned = folders, byID, true
+	l.mu.Unlock()
+	if l.cachePath != "" && (stats.Read > 0 || stats.Gone > 0) {
+		if err := c.save(l.cachePath); err != nil {
+			return stats, fmt.Errorf("library: %w", err)
+		}
+	}
+	return stats, nil
+}
+
+// Stats counts what a scan found.
+type Stats struct {
+	Folders int `json:"folders"`
+	Tracks  int `json:"tracks"`
+	Read    int `json:"read"`    // files whose tags were read (not cached)
+	Skipped int `json:"skipped"` // unreadable files and refused links
+	Gone    int `json:"-"`       // cache entries of files that disappeared
+}

@@ -1,0 +1,148 @@
+package output
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
+)
+
+// procAsound is where the kernel lists sound cards.
+const procAsound = "/proc/asound"
+
+// alsaOpener checks the device choice now and resolves it at every open, so a
+// USB DAC that comes back under another card number is found again.
+func alsaOpener(arg string) (Opener, error) {
+	if _, err := alsa.ParseSpec(arg); err != nil {
+		return nil, err
+	}
+	return func() (Sink, error) { return OpenALSA(procAsound, arg, alsa.Config{Rate: Rate, PeriodFrames: PeriodFrames}) }, nil
+}
+
+// OpenALSA opens the playback device spec names (see alsa.Find) as a Sink.
+func OpenALSA(procDir, spec string, cfg alsa.Config) (*ALSA, error) {
+	dev, err := alsa.Find(procDir, spec)
+	if err != nil {
+		return nil, lost(err)
+	}
+	pcm, err := alsa.Open(dev.Path(), dev.String(), cfg)
+	if err != nil {
+		return nil, lost(err)
+	}
+	return newALSA(pcm), nil
+}
+
+// pcm is the part of *alsa.PCM the sink uses; tests substitute a recorder.
+type pcm interface {
+	Format() alsa.Format
+	Rate() int
+	Write(buf []byte) error
+	Drop() error
+	Drain() error
+	Delay() (int, error)
+	Close() error
+}
+
+// ALSA is a Sink on a kernel ALSA device. The device runs at Rate when it
+// offers it; otherwise the sink resamples to the nearest rate it offers.
+type ALSA struct {
+	pcm pcm
+	rs  *resampler // nil when the device runs at Rate
+	buf []byte
+}
+
+func newALSA(p pcm) *ALSA {
+	s := &ALSA{pcm: p}
+	if p.Rate() != Rate {
+		s.rs = newResampler(Rate, p.Rate())
+	}
+	return s
+}
+
+// lost marks errors that mean the device is gone, so the player waits for
+// it to come back instead of giving up.
+func lost(err error) error {
+	if errors.Is(err, alsa.ErrGone) {
+		return fmt.Errorf("%w: %w", ErrDeviceLost, err)
+	}
+	return err
+}
+
+func (s *ALSA) Write(frames [][2]float64) error {
+	if s.rs != nil {
+		frames = s.rs.push(frames)
+	}
+	s.buf = encode(s.buf[:0], s.pcm.Format(), frames)
+	return lost(s.pcm.Write(s.buf))
+}
+
+func encode(buf []byte, f alsa.Format, frames [][2]float64) []byte {
+	if f == alsa.S32LE {
+		for _, fr := range frames {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(fr[0])))
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(fr[1])))
+		}
+		return buf
+	}
+	for _, fr := range frames {
+		buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(fr[0])))
+		buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(fr[1])))
+	}
+	return buf
+}
+
+// ToS32 is ToS16's counterpart for 32-bit devices: the extra bits keep
+// quiet passages (low volume) free of audible quantisation.
+func ToS32(v float64) int32 {
+	v = math.Round(v * math.MaxInt32)
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if v < math.MinInt32 {
+		return math.MinInt32
+	}
+	return int32(v)
+}
+
+// Drop silences the device at once; what was buffered is lost (see Delay).
+func (s *ALSA) Drop() error {
+	if s.rs != nil {
+		s.rs.reset()
+	}
+	return lost(s.pcm.Drop())
+}
+
+// Drain plays out everything written, the resampler's tail included.
+func (s *ALSA) Drain() error {
+	if s.rs != nil {
+		if tail := s.rs.flush(); len(tail) > 0 {
+			s.buf = encode(s.buf[:0], s.pcm.Format(), tail)
+			if err := s.pcm.Write(s.buf); err != nil {
+				return lost(err)
+			}
+		}
+	}
+	return lost(s.pcm.Drain())
+}
+
+// Delay reports, in frames at Rate, what was written but not heard yet.
+func (s *ALSA) Delay() int {
+	d, err := s.pcm.Delay()
+	if err != nil {
+		return 0 // the next Write reports the problem
+	}
+	if s.rs == nil {
+		return d
+	}
+	return int(math.Round(float64(d)*Rate/float64(s.pcm.Rate()))) + s.rs.pending()
+}
+
+func (s *ALSA) Close() error { return s.pcm.Close() }
+
+// DeviceRate is the rate the device runs at (Rate unless it lacks it).
+func (s *ALSA) DeviceRate() int { return s.pcm.Rate() }
+
+// DeviceFormat is the sample format the device was opened with.
+func (s *ALSA) DeviceFormat() alsa.Format { return s.pcm.Format() }

@@ -1,0 +1,13 @@
+package output
+
+// Null is a sink that discards audio in real time, for development machines
+// and boxes without a sound card.
+type Null struct{ p *pacer }
+
+func NewNull() *Null { return &Null{p: newPacer()} }
+
+func (n *Null) Write(frames [][2]float64) error { n.p.wrote(len(frames)); return nil }
+func (n *Null) Drop() error                     { n.p.drop(); return nil }
+func (n *Null) Drain() error                    { n.p.drain(); return nil }
+func (n *Null) Delay() int                      { return n.p.buffered() }
+func (n *Null) Close() error                    { return nil }

@@ -1,0 +1,65 @@
+package output
+
+import "time"
+
+// pacer makes a sink without a device behave like one: Write returns no
+// earlier than a real device with a buffer of lead would accept the frames, so
+// positions advance and tracks end in real time.
+type pacer struct {
+	lead    time.Duration
+	start   time.Time
+	written int64 // frames since start
+	now     func() time.Time
+	sleep   func(time.Duration)
+}
+
+// defaultLead models a device buffer of eight periods, as the ALSA sink uses.
+const defaultLead = 8 * PeriodFrames * time.Second / Rate
+
+func newPacer() *pacer {
+	return &pacer{lead: defaultLead, now: time.Now, sleep: time.Sleep}
+}
+
+func framesDuration(n int64) time.Duration {
+	return time.Duration(n) * time.Second / Rate
+}
+
+// wrote accounts for n frames and blocks while more than lead is buffered.
+func (p *pacer) wrote(n int) {
+	now := p.now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	// Fell behind by more than the buffer: a device would underrun and
+	// restart, so does the clock.
+	if played := now.Sub(p.start); framesDuration(p.written) < played {
+		p.start = now.Add(-framesDuration(p.written))
+	}
+	p.written += int64(n)
+	if wait := p.start.Add(framesDuration(p.written)).Sub(now) - p.lead; wait > 0 {
+		p.sleep(wait)
+	}
+}
+
+// buffered reports the frames written but not yet "heard".
+func (p *pacer) buffered() int {
+	if p.start.IsZero() {
+		return 0
+	}
+	ahead := p.start.Add(framesDuration(p.written)).Sub(p.now())
+	if ahead <= 0 {
+		return 0
+	}
+	return int(int64(ahead) * Rate / int64(time.Second))
+}
+
+func (p *pacer) drop() { p.start, p.written = time.Time{}, 0 }
+
+func (p *pacer) drain() {
+	if !p.start.IsZero() {
+		if wait := p.start.Add(framesDuration(p.written)).Sub(p.now()); wait > 0 {
+			p.sleep(wait)
+		}
+	}
+	p.drop()
+}

@@ -1,0 +1,70 @@
+// Package output moves rendered audio to where it is heard: a sound card, a WAV
+// file or nowhere. The player renders at one fixed device rate and hands each
+// period to a Sink; everything device specific stays behind this interface.
+package output
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Rate is the one sample rate the player renders at. Every source is resampled
+// to it, so a sink never has to switch rates between tracks (gapless).
+const Rate = 48000
+
+// PeriodFrames is how many frames the player renders per Write: about 21 ms at
+// 48 kHz, so commands take effect within one period.
+const PeriodFrames = 1024
+
+// ErrDeviceLost reports that the device went away (a USB DAC was unplugged).
+// The player reports an error state and tries to open the sink again.
+var ErrDeviceLost = errors.New("audio device lost")
+
+// Sink consumes stereo frames at Rate. Only the player goroutine calls it.
+type Sink interface {
+	// Write blocks until the device has accepted every frame. It paces the
+	// player: a real device blocks while its buffer is full.
+	Write(frames [][2]float64) error
+	// Drop discards what is buffered and not yet heard: pause, stop and skip
+	// are silent at once.
+	Drop() error
+	// Drain blocks until everything written has been heard (end of playback).
+	Drain() error
+	Close() error
+}
+
+// Delayer is implemented by sinks that buffer audio before it is heard. Delay
+// reports how many written frames have not reached the speaker yet, so the
+// player can resume exactly where listening stopped after a Drop.
+type Delayer interface {
+	Delay() int
+}
+
+// Opener opens a sink. The player calls it at start and again after the
+// device was lost.
+type Opener func() (Sink, error)
+
+// Parse turns an -output flag value into an Opener:
+//
+//	null       paced to real time, discards the audio
+//	wav:FILE   paced to real time, writes what the speaker would hear
+//	alsa[:DEV] a kernel ALSA playback device (see alsa.go)
+func Parse(spec string) (Opener, error) {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "null":
+		if arg != "" {
+			return nil, fmt.Errorf("output %q: null takes no argument", spec)
+		}
+		return func() (Sink, error) { return NewNull(), nil }, nil
+	case "wav":
+		if arg == "" {
+			return nil, fmt.Errorf("output %q: wav needs a file name (wav:FILE)", spec)
+		}
+		return func() (Sink, error) { return CreateWAV(arg, true) }, nil
+	case "alsa":
+		return alsaOpener(arg)
+	}
+	return nil, fmt.Errorf("output %q: unknown kind %q (want null, wav:FILE or alsa[:CARD,DEV])", spec, kind)
+}

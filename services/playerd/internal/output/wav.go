@@ -1,0 +1,132 @@
+package output
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+)
+
+// WAV writes what the speaker would hear to a 16-bit stereo WAV file at Rate.
+// It models a device without a buffer: every frame Write accepts is heard, so
+// Drop loses nothing and the file holds exactly the samples the player sent.
+type WAV struct {
+	f      *os.File
+	w      *bufio.Writer
+	p      *pacer // nil when unpaced
+	frames int64
+	buf    []byte
+}
+
+const wavHeaderSize = 44
+
+// CreateWAV creates (or truncates) path. paced makes Write block like a real
+// device; tests that only look at the samples pass false.
+func CreateWAV(path string, paced bool) (*WAV, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("wav sink: %w", err)
+	}
+	s := &WAV{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	if paced {
+		s.p = newPacer()
+		s.p.lead = 0
+	}
+	if err := s.writeHeader(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *WAV) Write(frames [][2]float64) error {
+	s.buf = s.buf[:0]
+	for _, fr := range frames {
+		s.buf = binary.LittleEndian.AppendUint16(s.buf, uint16(ToS16(fr[0])))
+		s.buf = binary.LittleEndian.AppendUint16(s.buf, uint16(ToS16(fr[1])))
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	s.frames += int64(len(frames))
+	if s.p != nil {
+		s.p.wrote(len(frames))
+	}
+	return nil
+}
+
+// ToS16 converts a sample to signed 16 bit with clipping and rounding, the
+// same way for every integer sink so their outputs compare bit for bit.
+func ToS16(v float64) int16 {
+	v = math.Round(v * 32767)
+	if v > 32767 {
+		return 32767
+	}
+	if v < -32768 {
+		return -32768
+	}
+	return int16(v)
+}
+
+func (s *WAV) Drop() error { return s.sync() }
+
+// Drain flushes and rewrites the header, so the file is a valid WAV whenever
+// playback has ended.
+func (s *WAV) Drain() error {
+	if s.p != nil {
+		s.p.drain()
+	}
+	return s.sync()
+}
+
+// Frames reports how many frames were written so far.
+func (s *WAV) Frames() int64 { return s.frames }
+
+func (s *WAV) Close() error {
+	err := s.sync()
+	if cerr := s.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("wav sink: %w", cerr)
+	}
+	return err
+}
+
+func (s *WAV) sync() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	if _, err := s.f.Seek(0, 0); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	if err := s.writeHeader(); err != nil {
+		return err
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	if _, err := s.f.Seek(0, 2); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	return nil
+}
+
+func (s *WAV) writeHeader() error {
+	data := uint32(s.frames * 4)
+	h := make([]byte, 0, wavHeaderSize)
+	h = append(h, "RIFF"...)
+	h = binary.LittleEndian.AppendUint32(h, 36+data)
+	h = append(h, "WAVEfmt "...)
+	h = binary.LittleEndian.AppendUint32(h, 16)
+	h = binary.LittleEndian.AppendUint16(h, 1) // PCM
+	h = binary.LittleEndian.AppendUint16(h, 2)
+	h = binary.LittleEndian.AppendUint32(h, Rate)
+	h = binary.LittleEndian.AppendUint32(h, Rate*4)
+	h = binary.LittleEndian.AppendUint16(h, 4)
+	h = binary.LittleEndian.AppendUint16(h, 16)
+	h = append(h, "data"...)
+	h = binary.LittleEndian.AppendUint32(h, data)
+	if _, err := s.w.Write(h); err != nil {
+		return fmt.Errorf("wav sink: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package player
+
+import (
+	"math"
+	"time"
+)
+
+// volumeRangeDB is the span of the volume scale: 100 is full scale, 1 is
+// 40 dB below it, 0 is silence. Equal steps sound like equal changes, which a
+// linear gain does not (half of a linear scale is only 6 dB quieter).
+const volumeRangeDB = 40
+
+func gainFor(volume int) float64 {
+	if volume <= 0 {
+		return 0
+	}
+	return math.Pow(10, float64(volume-100)*volumeRangeDB/100/20)
+}
+
+func (p *Player) clampVolume(v int) int { return max(0, min(v, p.cfg.MaxVolume)) }
+
+// applyGain scales buf, moving from the current gain to target over the
+// buffer (no zipper noise on volume changes) and fading in after starts.
+func (p *Player) applyGain(buf [][2]float64, target float64) {
+	step := (target - p.gain) / float64(len(buf))
+	for i := range buf {
+		p.gain += step
+		g := p.gain
+		if p.fadeIn > 0 {
+			g *= 1 - float64(p.fadeIn)/rampFrames
+			p.fadeIn--
+		}
+		buf[i][0] *= g
+		buf[i][1] *= g
+	}
+	p.gain = target
+}
+
+func fadeOut(buf [][2]float64) {
+	for i := range buf {
+		g := 1 - float64(i+1)/float64(len(buf))
+		buf[i][0] *= g
+		buf[i][1] *= g
+	}
+}
+
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,397 @@
+package player
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/state"
+)
+
+// Catalog resolves folder ids to their tracks (the library).
+type Catalog interface {
+	Folder(id string) (library.Folder, bool)
+}
+
+// Config is what the player needs from its owner.
+type Config struct {
+	Open    output.Opener
+	Catalog Catalog
+	// MaxVolume caps every volume the player ever uses (1..100).
+	MaxVolume int
+	// StartVolume caps the volume after a restart: the box never starts
+	// louder than this, but stays quieter if it was left quieter.
+	StartVolume int
+	// AnnounceVolume is the volume of announcements, still capped by MaxVolume.
+	AnnounceVolume int
+	// Restored is the state saved by the previous run.
+	Restored state.Saved
+	// Save receives a copy of the persistent state whenever it changed; it
+	// must not block (the owner hands it to a writer goroutine).
+	Save func(state.Saved)
+	// OnSkip reports a track that could not be played and was skipped.
+	OnSkip func(track library.Track, err error)
+	// OnDevice reports sink failures and recoveries for the log.
+	OnDevice func(err error)
+	// Backend names the engine in the status.
+	Backend string
+}
+
+const (
+	rampFrames        = output.Rate * 5 / 1000 // 5 ms fades against clicks
+	previousThreshold = 3.0                    // seconds: previous restarts the track after this
+	saveInterval      = 10 * time.Second
+	retryInterval     = time.Second
+	resumeMinPosition = 5.0 // seconds: shorter listening is not worth a resume point
+	maxAnnouncements  = 8
+)
+
+// Player is the engine. Create it with New, start Run in one goroutine, and
+// use the other methods from anywhere.
+type Player struct {
+	cfg  Config
+	cmds chan request
+
+	snap    atomic.Pointer[Status]
+	mu      sync.Mutex
+	changed chan struct{}
+	closed  chan struct{}
+
+	// Everything below is owned by the Run goroutine.
+	sink       output.Sink
+	sinkErr    error
+	nextRetry  time.Time
+	state      State
+	folder     *library.Folder
+	queue      []QueueItem
+	index      int
+	cur        *track
+	volume     int
+	gain       float64 // current linear gain, ramps towards the target
+	fadeIn     int     // frames of fade-in still to apply
+	lastErr    string
+	saved      state.Saved
+	dirty      bool
+	lastSave   time.Time
+	lastSecond int
+	buf        [][2]float64
+	clips      []*clip // announcements; the first one is playing
+	musicWas   State   // music state to return to after announcements
+}
+
+type request struct {
+	cmd  Command
+	clip *clip
+	resp chan response
+}
+
+type response struct {
+	status Status
+	err    error
+}
+
+// New prepares a player in the state the previous run saved.
+func New(cfg Config) *Player {
+	if cfg.MaxVolume < 1 || cfg.MaxVolume > 100 {
+		cfg.MaxVolume = 100
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = "storybox"
+	}
+	if cfg.Save == nil {
+		cfg.Save = func(state.Saved) {}
+	}
+	if cfg.OnSkip == nil {
+		cfg.OnSkip = func(library.Track, error) {}
+	}
+	if cfg.OnDevice == nil {
+		cfg.OnDevice = func(error) {}
+	}
+	p := &Player{
+		cfg:     cfg,
+		cmds:    make(chan request),
+		changed: make(chan struct{}),
+		closed:  make(chan struct{}),
+		state:   Stopped,
+		index:   -1,
+		buf:     make([][2]float64, output.PeriodFrames),
+		saved:   cfg.Restored.Clone(),
+	}
+	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
+	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
+		p.volume = p.clampVolume(cfg.StartVolume)
+	}
+	p.gain = gainFor(p.volume)
+	p.restoreQueue()
+	p.publish(true)
+	return p
+}
+
+// restoreQueue reloads the saved queue paused at its saved position.
+func (p *Player) restoreQueue() {
+	q := p.saved.Queue
+	if q == nil {
+		return
+	}
+	f, ok := p.cfg.Catalog.Folder(q.FolderID)
+	if !ok || q.Index < 0 || q.Index >= len(f.Tracks) {
+		p.saved.Queue = nil
+		return
+	}
+	p.load(f)
+	p.index = q.Index
+	if err := p.openAt(q.Index, q.Position); err != nil {
+		p.index = q.Index
+		return
+	}
+	p.state = Paused
+}
+
+// Status returns the latest snapshot; it never blocks on the player.
+func (p *Player) Status() Status { return *p.snap.Load() }
+
+// Changed returns a channel that is closed at the next change of state,
+// track, volume or whole second of position.
+func (p *Player) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// Do runs one command and returns the status right after it.
+func (p *Player) Do(ctx context.Context, cmd Command) (Status, error) {
+	return p.send(ctx, request{cmd: cmd})
+}
+
+func (p *Player) send(ctx context.Context, r request) (Status, error) {
+	r.resp = make(chan response, 1)
+	select {
+	case p.cmds <- r:
+	case <-p.closed:
+		return Status{}, ErrClosed
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+	select {
+	case resp := <-r.resp:
+		return resp.status, resp.err
+	case <-p.closed:
+		return Status{}, ErrClosed
+	}
+}
+
+// Run owns the player until ctx ends; then it saves the state, silences the
+// sink and returns.
+func (p *Player) Run(ctx context.Context) error {
+	defer close(p.closed)
+	p.ensureSink()
+	saveTick := time.NewTicker(saveInterval)
+	defer saveTick.Stop()
+	for {
+		if p.audible() && p.sink != nil {
+			select {
+			case r := <-p.cmds:
+				p.handle(r)
+			case <-ctx.Done():
+				return p.shutdown()
+			default:
+				p.renderPeriod()
+			}
+			if time.Since(p.lastSave) >= saveInterval {
+				p.persist(true)
+			}
+			continue
+		}
+		var retry <-chan time.Time
+		var t *time.Timer
+		if p.sink == nil {
+			t = time.NewTimer(time.Until(p.nextRetry))
+			retry = t.C
+		}
+		select {
+		case r := <-p.cmds:
+			p.handle(r)
+		case <-retry:
+			p.ensureSink()
+		case <-saveTick.C:
+			p.persist(false)
+		case <-ctx.Done():
+			return p.shutdown()
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+func (p *Player) shutdown() error {
+	p.silence()
+	p.persist(true)
+	p.failClips(ErrClosed)
+	if p.cur != nil {
+		p.cur.close()
+		p.cur = nil
+	}
+	var err error
+	if p.sink != nil {
+		err = p.sink.Close()
+		p.sink = nil
+	}
+	return err
+}
+
+// audible reports whether the player has something to render.
+func (p *Player) audible() bool {
+	return len(p.clips) > 0 || (p.state == Playing && p.cur != nil)
+}
+
+func (p *Player) handle(r request) {
+	var err error
+	if r.clip != nil {
+		err = p.enqueueClip(r.clip)
+	} else {
+		err = p.command(r.cmd)
+	}
+	p.publish(true)
+	r.resp <- response{status: p.Status(), err: err}
+}
+
+// ensureSink opens the sink if it is not open; failures are retried later.
+func (p *Player) ensureSink() {
+	if p.sink != nil || p.cfg.Open == nil {
+		return
+	}
+	s, err := p.cfg.Open()
+	if err != nil {
+		p.deviceFailed(err)
+		return
+	}
+	p.sink = s
+	if p.sinkErr != nil {
+		p.cfg.OnDevice(nil)
+		p.sinkErr = nil
+		if p.state == Failed && p.cur != nil {
+			p.state = Playing
+			p.fadeIn = rampFrames
+		}
+		p.lastErr = ""
+		p.publish(true)
+	}
+}
+
+func (p *Player) deviceFailed(err error) {
+	if p.sink != nil {
+		p.sink.Close()
+		p.sink = nil
+	}
+	if p.sinkErr == nil || p.sinkErr.Error() != err.Error() {
+		p.cfg.OnDevice(err)
+	}
+	p.sinkErr = err
+	p.nextRetry = time.Now().Add(retryInterval)
+	p.lastErr = fmt.Sprintf("audio output: %v", err)
+	if p.state == Playing {
+		p.state = Failed // recovers to Playing when the device returns
+	}
+	p.publish(true)
+}
+
+// publish stores a new snapshot; notify wakes Changed waiters.
+func (p *Player) publish(notify bool) {
+	st := &Status{
+		State:     p.state,
+		Backend:   p.cfg.Backend,
+		Queue:     p.queue,
+		Index:     p.index,
+		Volume:    p.volume,
+		MaxVolume: p.cfg.MaxVolume,
+		Speaking:  len(p.clips) > 0,
+		Error:     p.lastErr,
+	}
+	if st.Queue == nil {
+		st.Queue = []QueueItem{}
+	}
+	if p.folder != nil {
+		st.FolderID, st.Folder, st.Cover = &p.folder.ID, &p.folder.Name, p.folder.Cover
+	}
+	if p.cur != nil {
+		st.Position = p.cur.seconds()
+		st.Duration = p.cur.duration
+	}
+	if sec := int(st.Position); sec != p.lastSecond {
+		p.lastSecond = sec
+		notify = true
+	}
+	p.snap.Store(st)
+	if notify {
+		p.mu.Lock()
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+	}
+}
+
+// persist hands the state to the saver when it changed (or always when
+// force is set, for the periodic save while playing).
+func (p *Player) persist(force bool) {
+	p.recordResume()
+	if !p.dirty && !force {
+		return
+	}
+	p.dirty = false
+	p.lastSave = time.Now()
+	p.saved.Volume = p.volume
+	p.saved.Queue = nil
+	if p.folder != nil && p.index >= 0 {
+		pos := 0.0
+		if p.cur != nil {
+			pos = p.cur.seconds()
+		}
+		p.saved.Queue = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
+	}
+	p.cfg.Save(p.saved.Clone())
+}
+
+// recordResume remembers where the current folder was left.
+func (p *Player) recordResume() {
+	if p.folder == nil || p.cur == nil || p.index < 0 {
+		return
+	}
+	pos := p.cur.seconds()
+	if p.index == 0 && pos < resumeMinPosition {
+		return
+	}
+	if p.saved.Resume == nil {
+		p.saved.Resume = map[string]state.ResumePoint{}
+	}
+	old, had := p.saved.Resume[p.folder.ID]
+	if had && old.Index == p.index && int(old.Position) == int(pos) {
+		return
+	}
+	p.saved.Resume[p.folder.ID] = state.ResumePoint{
+		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: time.Now().UTC(),
+	}
+	p.dirty = true
+}
+
+// cmdError carries the message a client sees and the sentinel that picks
+// the HTTP status.
+type cmdError struct {
+	kind error
+	msg  string
+}
+
+func (e *cmdError) Error() string { return e.msg }
+func (e *cmdError) Unwrap() error { return e.kind }
+
+func invalid(format string, a ...any) error {
+	return &cmdError{kind: ErrInvalid, msg: fmt.Sprintf(format, a...)}
+}
+
+func conflict(format string, a ...any) error {
+	return &cmdError{kind: ErrConflict, msg: fmt.Sprintf(format, a...)}
+}

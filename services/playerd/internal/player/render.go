@@ -1,0 +1,207 @@
+package player
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+)
+
+// renderPeriod renders one period of whatever is audible and writes it; the
+// sink's Write paces the loop.
+func (p *Player) renderPeriod() {
+	buf := p.buf[:output.PeriodFrames]
+	clear(buf)
+	var n int
+	var target float64
+	clipDone := false
+	if len(p.clips) > 0 {
+		n, clipDone = p.clips[0].fill(buf)
+		target = gainFor(p.clampVolume(p.cfg.AnnounceVolume))
+	} else {
+		n = p.fillMusic(buf, true)
+		target = gainFor(p.volume)
+	}
+	p.applyGain(buf[:n], target)
+	if n > 0 {
+		if err := p.sink.Write(buf[:n]); err != nil {
+			p.rewind(n)
+			p.deviceFailed(err)
+			return
+		}
+	}
+	if clipDone {
+		p.finishClip()
+	} else if n < len(buf) && len(p.clips) == 0 && p.state == Playing {
+		p.endOfQueue()
+	}
+	p.publish(false)
+}
+
+// fillMusic streams the queue into buf, moving on to the next track on the
+// sample after the previous one ended (gapless) when advance is set.
+func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
+	n := 0
+	for n < len(buf) && p.cur != nil {
+		k, ok := p.cur.s.Stream(buf[n:])
+		n += k
+		p.cur.frames += k
+		if ok && k > 0 {
+			continue
+		}
+		if !advance {
+			break
+		}
+		if err := p.cur.dec.Err(); err != nil {
+			p.cfg.OnSkip(p.trackAt(p.index), err)
+		}
+		if p.index+1 >= len(p.queue) || p.openFrom(p.index+1) != nil {
+			break
+		}
+	}
+	return n
+}
+
+// endOfQueue: the last track has been heard. The queue stays, ready to play
+// again from its start, and the folder no longer needs a resume point.
+func (p *Player) endOfQueue() {
+	if p.sink != nil {
+		if err := p.sink.Drain(); err != nil {
+			p.deviceFailed(err)
+		}
+	}
+	if p.folder != nil {
+		delete(p.saved.Resume, p.folder.ID)
+	}
+	p.state = Stopped
+	if p.openAt(0, 0) != nil {
+		p.closeTrack()
+	}
+	p.dirty = true
+	p.persist(false)
+}
+
+// silence stops the sound within a few milliseconds without a click: drop
+// what the device buffered, then play a short fade-out of exactly the audio
+// that was not heard yet. The track is left where the fade began.
+func (p *Player) silence() {
+	if p.sink == nil {
+		return
+	}
+	delay := 0
+	if d, ok := p.sink.(output.Delayer); ok {
+		delay = d.Delay()
+	}
+	if err := p.sink.Drop(); err != nil {
+		p.deviceFailed(err)
+		return
+	}
+	if p.state != Playing || p.cur == nil || len(p.clips) > 0 {
+		return
+	}
+	p.rewind(delay)
+	buf := p.buf[:rampFrames]
+	clear(buf)
+	n := p.fillMusic(buf, false)
+	p.applyGain(buf[:n], gainFor(p.volume))
+	fadeOut(buf[:n])
+	p.rewind(n)
+	if n == 0 {
+		return
+	}
+	if err := p.sink.Write(buf[:n]); err == nil {
+		err = p.sink.Drain()
+	}
+	if err := p.sink.Drop(); err != nil {
+		p.deviceFailed(err)
+	}
+}
+
+// rewind moves the current track back by frames device frames (at most to
+// its start).
+func (p *Player) rewind(frames int) {
+	if p.cur == nil || frames <= 0 {
+		return
+	}
+	if err := p.cur.seek(p.cur.seconds() - float64(frames)/output.Rate); err != nil {
+		p.cfg.OnSkip(p.trackAt(p.index), err)
+	}
+}
+
+// load replaces the queue with a folder's tracks, nothing open yet.
+func (p *Player) load(f library.Folder) {
+	p.closeTrack()
+	p.folder = &f
+	p.queue = make([]QueueItem, len(f.Tracks))
+	for i, t := range f.Tracks {
+		p.queue[i] = QueueItem{
+			ID: t.ID, Title: t.Title, Artist: t.Artist, Album: t.Album,
+			Duration: t.Duration, Provider: "local", ResumePolicy: "position",
+		}
+	}
+	p.index = -1
+	p.dirty = true
+}
+
+func (p *Player) trackAt(i int) library.Track {
+	if p.folder == nil || i < 0 || i >= len(p.folder.Tracks) {
+		return library.Track{}
+	}
+	return p.folder.Tracks[i]
+}
+
+func (p *Player) closeTrack() {
+	if p.cur != nil {
+		p.cur.close()
+		p.cur = nil
+	}
+}
+
+var errNothingPlayable = errors.New("no track in this folder can be played")
+
+// openAt opens track i at pos seconds, skipping tracks that cannot be
+// decoded. When nothing in the whole queue plays, the player is in error.
+func (p *Player) openAt(i int, pos float64) error {
+	if err := p.openFrom(i); err != nil {
+		return err
+	}
+	if pos > 0 && p.index == i {
+		if err := p.cur.seek(pos); err != nil {
+			p.cfg.OnSkip(p.trackAt(i), err)
+		}
+	}
+	return nil
+}
+
+func (p *Player) openFrom(i int) error {
+	p.closeTrack()
+	for j := i; j < len(p.queue); j++ {
+		t, err := openTrack(p.trackAt(j), p.queue[j])
+		if err != nil {
+			p.cfg.OnSkip(p.trackAt(j), err)
+			continue
+		}
+		p.cur, p.index = t, j
+		p.lastErr = ""
+		p.dirty = true
+		return nil
+	}
+	if !p.anyPlayable(i) {
+		p.state = Failed
+		p.lastErr = errNothingPlayable.Error()
+		return errNothingPlayable
+	}
+	return fmt.Errorf("no playable track from %d on", i)
+}
+
+// anyPlayable reports whether a track before i opens.
+func (p *Player) anyPlayable(i int) bool {
+	for j := range min(i, len(p.queue)) {
+		if t, err := openTrack(p.trackAt(j), p.queue[j]); err == nil {
+			t.close()
+			return true
+		}
+	}
+	return false
+}

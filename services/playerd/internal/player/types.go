@@ -1,0 +1,85 @@
+// Package player is the box's player engine. One goroutine (Run) owns all
+// player state; the API, the touch screen and the speech service talk to it
+// through Do and Announce, and read published snapshots through Status and
+// Changed.
+package player
+
+import "errors"
+
+// State is the player state reported in the status.
+type State string
+
+const (
+	Playing State = "playing"
+	Paused  State = "paused"
+	Stopped State = "stopped"
+	Failed  State = "error"
+)
+
+// Actions of POST /api/command.
+const (
+	ActToggle      = "toggle"
+	ActPlay        = "play"
+	ActPause       = "pause"
+	ActStop        = "stop"
+	ActNext        = "next"
+	ActPrevious    = "previous"
+	ActSeek        = "seek"
+	ActVolume      = "volume"
+	ActVolumeDelta = "volume_delta"
+	ActFolder      = "folder"
+	ActResume      = "resume"
+)
+
+// Command is one player command, as POST /api/command carries it. The touch
+// screen sends the same commands, so every rule applies to every input path.
+type Command struct {
+	Action    string   `json:"action"`
+	FolderID  string   `json:"folder_id,omitempty"`
+	Value     *float64 `json:"value,omitempty"`
+	ItemIndex *int     `json:"item_index,omitempty"`
+}
+
+// Errors returned by Do; the API maps them to HTTP statuses.
+var (
+	// ErrInvalid: the command is malformed or names something that does not
+	// exist (400).
+	ErrInvalid = errors.New("invalid command")
+	// ErrConflict: the command is well formed but not possible right now, for
+	// example play with an empty queue (409).
+	ErrConflict = errors.New("not possible right now")
+	// ErrClosed: the player has shut down (503).
+	ErrClosed = errors.New("player is shut down")
+	// ErrBusy: too many announcements are waiting (503).
+	ErrBusy = errors.New("player is busy")
+)
+
+// QueueItem is one track of the queue as the status reports it.
+type QueueItem struct {
+	ID           string  `json:"id"`
+	Title        string  `json:"title"`
+	Artist       string  `json:"artist,omitempty"`
+	Album        string  `json:"album,omitempty"`
+	Duration     float64 `json:"duration"`
+	Provider     string  `json:"provider"`
+	ResumePolicy string  `json:"resume_policy"`
+}
+
+// Status is an immutable snapshot of the player, the body of GET /api/status.
+// Treat it as read-only: Queue is shared between snapshots.
+type Status struct {
+	State      State       `json:"state"`
+	Backend    string      `json:"backend"`
+	FolderID   *string     `json:"folder_id"`
+	Folder     *string     `json:"folder"`
+	Cover      *string     `json:"cover"`
+	Queue      []QueueItem `json:"queue"`
+	Index      int         `json:"index"`
+	Position   float64     `json:"position"`
+	Duration   float64     `json:"duration"`
+	Volume     int         `json:"volume"`
+	MaxVolume  int         `json:"max_volume"`
+	NowPlaying *string     `json:"now_playing"`
+	Speaking   bool        `json:"speaking"`
+	Error      string      `json:"error,omitempty"`
+}

@@ -1,0 +1,84 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+)
+
+// WriteJSON replaces path with v as JSON: written to a temporary file in the
+// same directory, synced, renamed over the old file, and the directory
+// synced, so after a power cut the file is either the old or the new one.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("state: encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFile(path, append(data, '\n'))
+}
+
+// WriteFile is the atomic replace behind WriteJSON, for any content.
+func WriteFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("state: write %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("state: sync %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("state: sync dir: %w", err)
+	}
+	return nil
+}
+
+// ErrCorrupt reports a file that exists but cannot be decoded.
+var ErrCorrupt = errors.New("corrupt file")
+
+// ReadJSON decodes path into v (a non-nil pointer). A missing file returns
+// fs.ErrNotExist and a file that does not decode ErrCorrupt; v is untouched
+// then, so the caller keeps its defaults.
+func ReadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("state: %s: %w", filepath.Base(path), fs.ErrNotExist)
+		}
+		return fmt.Errorf("state: %w", err)
+	}
+	// Decode into a scratch copy first, so a corrupt file cannot leave v
+	// half filled.
+	dst := reflect.ValueOf(v).Elem()
+	scratch := reflect.New(dst.Type())
+	scratch.Elem().Set(dst)
+	if err := json.Unmarshal(data, scratch.Interface()); err != nil {
+		return fmt.Errorf("state: %s: %w: %v", filepath.Base(path), ErrCorrupt, err)
+	}
+	dst.Set(scratch.Elem())
+	return nil
+}
