@@ -1,0 +1,245 @@
+package alsa
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func open(t *testing.T, f *fakeConn, cfg Config) *PCM {
+	t.Helper()
+	p, err := NewPCM(f, "hw:9,0 (Fake)", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sleep = func(time.Duration) {}
+	return p
+}
+
+func TestNegotiate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		adjust  func(*fakeConn)
+		format  Format
+		rate    int
+		period  int
+		periods int
+	}{
+		{"prefers S32 at 48k", func(*fakeConn) {}, S32LE, 48000, 1024, 8},
+		{"S16 only", func(f *fakeConn) { f.formats = []Format{S16LE} }, S16LE, 48000, 1024, 8},
+		{"nearest rate below", func(f *fakeConn) { f.rates = []uint32{44100, 96000} }, S32LE, 44100, 1024, 8},
+		{"nearest rate above", func(f *fakeConn) { f.rates = []uint32{8000, 32000, 50000} }, S32LE, 50000, 1024, 8},
+		{"period floor", func(f *fakeConn) { f.periodMin = 2048 }, S32LE, 48000, 2048, 8},
+		{"period ceiling", func(f *fakeConn) { f.periodMx = 512 }, S32LE, 48000, 512, 8},
+		{"few periods", func(f *fakeConn) { f.periodsMx = 4 }, S32LE, 48000, 1024, 4},
+		{"many periods", func(f *fakeConn) { f.periodsMin = 12 }, S32LE, 48000, 1024, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			tc.adjust(f)
+			p := open(t, f, Config{})
+			if p.Format() != tc.format || p.Rate() != tc.rate || p.Period() != tc.period || p.Buffer() != tc.period*tc.periods {
+				t.Errorf("got %s %d Hz period %d buffer %d; want %s %d Hz period %d buffer %d",
+					p.Format(), p.Rate(), p.Period(), p.Buffer(), tc.format, tc.rate, tc.period, tc.period*tc.periods)
+			}
+			if ch, _ := f.chosen.value(paramChannels); ch != 2 {
+				t.Errorf("channels = %d", ch)
+			}
+			if f.sw.availMin != uint(p.Period()) || f.sw.startThreshold != uint(p.Buffer()) || f.sw.stopThreshold != uint(p.Buffer()) {
+				t.Errorf("sw params %+v", f.sw)
+			}
+			if f.calls[len(f.calls)-1] != "prepare" {
+				t.Errorf("not prepared: %v", f.calls)
+			}
+		})
+	}
+}
+
+func TestNegotiateFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		adjust func(*fakeConn)
+		cfg    Config
+		want   string
+	}{
+		{"no format", func(f *fakeConn) { f.formats = []Format{Format(6)} }, Config{}, "no acceptable sample format (device offers none of S32_LE, S16_LE)"},
+		{"only the format not asked for", func(f *fakeConn) { f.formats = []Format{S32LE} }, Config{Formats: []Format{S16LE}}, "none of S16_LE"},
+		{"mono", func(f *fakeConn) { f.chMax = 1 }, Config{}, "no stereo output (device takes 1 to 1 channels)"},
+		{"six channels only", func(f *fakeConn) { f.chMin = 6 }, Config{}, "no stereo output"},
+		{"busy", func(f *fakeConn) { f.busy = true }, Config{}, "device is busy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			tc.adjust(f)
+			_, err := NewPCM(f, "hw:9,0 (Fake)", tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "hw:9,0 (Fake)") {
+				t.Fatalf("err = %v, want it to name the device and say %q", err, tc.want)
+			}
+			if !f.closed {
+				t.Error("connection left open")
+			}
+		})
+	}
+}
+
+// frames returns n S16 stereo frames whose bytes count up, so any lost,
+// repeated or reordered byte shows.
+func frames(n int) []byte {
+	b := make([]byte, n*4)
+	for i := range b {
+		b[i] = byte(i*7 + i/251)
+	}
+	return b
+}
+
+func TestWritePartial(t *testing.T) {
+	f := newFake()
+	f.formats = []Format{S16LE}
+	p := open(t, f, Config{})
+	f.writes = []step{{limit: 100}, {limit: 1}, {limit: 0}, {limit: 500}}
+	data := frames(1024)
+	if err := p.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(f.played, data) {
+		t.Fatalf("played %d bytes, not what was written", len(f.played))
+	}
+}
+
+func TestWriteStalledDevice(t *testing.T) {
+	f := newFake()
+	p := open(t, f, Config{})
+	for range maxStalls + 1 {
+		f.writes = append(f.writes, step{limit: 0})
+	}
+	if err := p.Write(frames(10)); err == nil || !strings.Contains(err.Error(), "accepts no frames") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		writes    []step
+		resumes   []error
+		prepErr   []error
+		calls     []string // after the setup
+		underruns int
+		gone      bool
+	}{
+		{
+			name:      "underrun",
+			writes:    []step{{limit: 300}, {err: syscall.EPIPE}},
+			calls:     []string{"write", "write:broken pipe", "prepare", "write"},
+			underruns: 1,
+		},
+		{
+			name:    "suspend, resumed",
+			writes:  []step{{err: syscall.ESTRPIPE}},
+			resumes: []error{syscall.EAGAIN, syscall.EAGAIN, nil},
+			calls:   []string{"write:streams pipe error", "resume", "resume", "resume", "write"},
+		},
+		{
+			name:    "suspend, no resume support",
+			writes:  []step{{err: syscall.ESTRPIPE}},
+			resumes: []error{syscall.ENOSYS},
+			calls:   []string{"write:streams pipe error", "resume", "prepare", "write"},
+		},
+		{
+			name:   "interrupted",
+			writes: []step{{err: syscall.EINTR}, {err: syscall.EAGAIN}},
+			calls:  []string{"write:interrupted system call", "write:resource temporarily unavailable", "write"},
+		},
+		{
+			name:   "bad state, prepare helps",
+			writes: []step{{err: syscall.EBADFD}},
+			calls:  []string{"write:file descriptor in bad state", "prepare", "write"},
+		},
+		{
+			name:    "unplugged: bad state, then prepare fails",
+			writes:  []step{{limit: 10}, {err: syscall.EBADFD}},
+			prepErr: []error{syscall.ENODEV},
+			calls:   []string{"write", "write:file descriptor in bad state", "prepare"},
+			gone:    true,
+		},
+		{
+			name:   "unplugged",
+			writes: []step{{err: syscall.ENODEV}},
+			calls:  []string{"write:no such device"},
+			gone:   true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.formats = []Format{S16LE}
+			p := open(t, f, Config{})
+			f.calls = nil
+			f.writes, f.resumes, f.prepErr = tc.writes, tc.resumes, tc.prepErr
+			data := frames(1000)
+			err := p.Write(data)
+			if !slices.Equal(f.calls, tc.calls) {
+				t.Errorf("calls %q, want %q", f.calls, tc.calls)
+			}
+			if p.Underruns() != tc.underruns {
+				t.Errorf("underruns = %d, want %d", p.Underruns(), tc.underruns)
+			}
+			if tc.gone {
+				if !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), "hw:9,0 (Fake)") {
+					t.Fatalf("err = %v, want ErrGone naming the device", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.played, data) {
+				t.Error("recovery lost or repeated frames")
+			}
+		})
+	}
+}
+
+func TestUnexpectedWriteError(t *testing.T) {
+	f := newFake()
+	p := open(t, f, Config{})
+	f.writes = []step{{err: syscall.EFAULT}}
+	err := p.Write(frames(4))
+	if err == nil || errors.Is(err, ErrGone) || !errors.Is(err, syscall.EFAULT) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDropDrainDelay(t *testing.T) {
+	f := newFake()
+	p := open(t, f, Config{})
+	f.calls = nil
+	if err := p.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"drop", "prepare", "drain", "prepare"}; !slices.Equal(f.calls, want) {
+		t.Errorf("calls %q, want %q", f.calls, want)
+	}
+	f.delay = 777
+	if d, err := p.Delay(); d != 777 || err != nil {
+		t.Errorf("Delay = %d, %v", d, err)
+	}
+	f.delErr = syscall.EPIPE
+	if d, err := p.Delay(); d != 0 || err != nil {
+		t.Errorf("Delay after underrun = %d, %v", d, err)
+	}
+	f.delErr = syscall.ENODEV
+	if _, err := p.Delay(); !errors.Is(err, ErrGone) {
+		t.Errorf("Delay on a lost device: %v", err)
+	}
+	f.prepErr = []error{syscall.ENODEV}
+	if err := p.Drop(); !errors.Is(err, ErrGone) {
+		t.Errorf("Drop on a lost device: %v", err)
+	}
+}

@@ -1,0 +1,145 @@
+package output
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
+)
+
+// recorder stands in for a configured device.
+type recorder struct {
+	format alsa.Format
+	rate   int
+	got    []byte
+	err    error
+	delay  int
+	calls  []string
+}
+
+func (r *recorder) Format() alsa.Format { return r.format }
+func (r *recorder) Rate() int           { return r.rate }
+func (r *recorder) Write(b []byte) error {
+	r.got = append(r.got, b...)
+	return r.err
+}
+func (r *recorder) Drop() error         { r.calls = append(r.calls, "drop"); return r.err }
+func (r *recorder) Drain() error        { r.calls = append(r.calls, "drain"); return r.err }
+func (r *recorder) Delay() (int, error) { return r.delay, nil }
+func (r *recorder) Close() error        { return nil }
+
+func testFrames(n int) [][2]float64 {
+	fr := make([][2]float64, n)
+	for i := range fr {
+		fr[i] = [2]float64{1.2 * math.Sin(float64(i)/7), -0.3 * math.Cos(float64(i)/3)}
+	}
+	return fr
+}
+
+func TestALSAEncodes(t *testing.T) {
+	in := testFrames(300) // the left channel clips
+	for _, f := range []alsa.Format{alsa.S16LE, alsa.S32LE} {
+		r := &recorder{format: f, rate: Rate}
+		s := newALSA(r)
+		if err := s.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.got) != len(in)*2*f.Bytes() {
+			t.Fatalf("%s: %d bytes", f, len(r.got))
+		}
+		for i, fr := range in {
+			for c := range 2 {
+				var got, want int64
+				if f == alsa.S16LE {
+					got = int64(int16(binary.LittleEndian.Uint16(r.got[(2*i+c)*2:])))
+					want = int64(ToS16(fr[c]))
+				} else {
+					got = int64(int32(binary.LittleEndian.Uint32(r.got[(2*i+c)*4:])))
+					want = int64(ToS32(fr[c]))
+				}
+				if got != want {
+					t.Fatalf("%s frame %d ch %d: %d, want %d", f, i, c, got, want)
+				}
+			}
+		}
+	}
+	if ToS32(1) != math.MaxInt32 || ToS32(-2) != math.MinInt32 || ToS32(0.5) != 1<<30 {
+		t.Errorf("ToS32 bounds: %d %d %d", ToS32(1), ToS32(-2), ToS32(0.5))
+	}
+}
+
+func TestALSADeviceLost(t *testing.T) {
+	r := &recorder{format: alsa.S16LE, rate: Rate, err: fmt.Errorf("alsa hw:1,0 (Device): write: %w", alsa.ErrGone)}
+	s := newALSA(r)
+	for name, err := range map[string]error{"write": s.Write(testFrames(4)), "drop": s.Drop(), "drain": s.Drain()} {
+		if !errors.Is(err, ErrDeviceLost) || !strings.Contains(err.Error(), "hw:1,0 (Device)") {
+			t.Errorf("%s: %v, want ErrDeviceLost naming the device", name, err)
+		}
+	}
+	r.err = errors.New("alsa hw:1,0 (Device): write: bad address")
+	if err := s.Write(testFrames(4)); err == nil || errors.Is(err, ErrDeviceLost) {
+		t.Errorf("other errors are not a lost device: %v", err)
+	}
+}
+
+func TestALSAResamples(t *testing.T) {
+	const devRate = 44100
+	r := &recorder{format: alsa.S32LE, rate: devRate}
+	s := newALSA(r)
+	const hz = 1000.0
+	var in [][2]float64
+	for i := range Rate { // one second
+		v := 0.5 * math.Sin(2*math.Pi*hz*float64(i)/Rate)
+		in = append(in, [2]float64{v, -v})
+	}
+	for i := 0; i < len(in); i += PeriodFrames {
+		if err := s.Write(in[i:min(i+PeriodFrames, len(in))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.delay = 441
+	if d := s.Delay(); d < 480 || d > 484 { // 10 ms on the device + up to 3 frames held back
+		t.Errorf("Delay = %d", d)
+	}
+	if err := s.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.got) / 8
+	if n < devRate-1 || n > devRate+2 {
+		t.Fatalf("%d frames out for one second in", n)
+	}
+	// Output frame j sits at input time j/devRate, one frame of history late.
+	var maxErr float64
+	for j := 2; j < devRate-2; j++ {
+		got := float64(int32(binary.LittleEndian.Uint32(r.got[j*8:]))) / math.MaxInt32
+		right := float64(int32(binary.LittleEndian.Uint32(r.got[j*8+4:]))) / math.MaxInt32
+		want := 0.5 * math.Sin(2*math.Pi*hz*float64(j)/devRate)
+		maxErr = max(maxErr, math.Abs(got-want), math.Abs(right+want))
+	}
+	if maxErr > 1e-3 { // better than -66 dB of a half-scale tone
+		t.Errorf("max error %g", maxErr)
+	}
+	if err := s.Drop(); err != nil || s.rs.pending() != 0 {
+		t.Errorf("drop: %v, %d pending", err, s.rs.pending())
+	}
+}
+
+func TestParseALSA(t *testing.T) {
+	for _, spec := range []string{"alsa", "alsa:Headphones", "alsa:1,0", "alsa:hw:0,0", "alsa:USB Audio"} {
+		if _, err := Parse(spec); err != nil {
+			t.Errorf("Parse(%q): %v", spec, err)
+		}
+	}
+	for _, spec := range []string{"alsa:1,x", "alsa:,1"} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q) accepted", spec)
+		}
+	}
+	if _, err := OpenALSA(t.TempDir(), "", alsa.Config{}); !errors.Is(err, ErrDeviceLost) {
+		t.Errorf("no sound card: %v", err)
+	}
+}
