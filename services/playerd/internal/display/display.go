@@ -1,0 +1,419 @@
+// Package display draws the box's touch screen straight onto the Linux
+// framebuffer: the home screen with cover tiles, now playing, messages sent
+// through POST /api/message and a low-battery notice. Frames are drawn into
+// memory only when what they show changes; without a framebuffer the same
+// frames are kept for GET /api/display/screenshot.
+package display
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+// Options configure a Display. Zero values mean the defaults.
+type Options struct {
+	Player Player      // required
+	Home   HomeSource  // nil: no tiles
+	Covers CoverSource // nil: placeholder tiles
+	// Screen receives every new frame; nil runs headless at Size.
+	Screen Screen
+	// Touch delivers taps; nil: no touch input. Run closes it on return.
+	Touch TouchSource
+	Size  image.Point // headless frame size; default 800×480
+	Lang  string      // "de" (default) or "en": tab labels and the screen's own words
+	// VolumeStep is the volume_delta of the − and + buttons; default 5.
+	VolumeStep float64
+	// HomeEvery is how often the home model is re-read; default 5 s.
+	HomeEvery time.Duration
+	// OnError hears errors that do not stop the display (a failed tap
+	// command, a framebuffer write); the serving layer logs them.
+	OnError func(error)
+	Now     func() time.Time
+}
+
+// Display owns the screen state. Its methods are safe for concurrent use.
+type Display struct {
+	o Options
+
+	wake chan struct{}
+
+	mu         sync.Mutex // guards the UI state below
+	screen     screenKind
+	tab, page  int
+	msg        *Message
+	msgSeq     uint64
+	batteryLow bool
+	lastFolder string
+
+	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
+	r         *renderer
+	frame     *image.RGBA
+	shown     *view
+	targets   []target
+	home      Home
+	homeAt    time.Time
+	homeStale bool
+}
+
+// New prepares a display; nothing is drawn before Run or Screenshot.
+func New(o Options) (*Display, error) {
+	if o.Player == nil {
+		return nil, errors.New("display: a player is required")
+	}
+	if o.Screen != nil {
+		o.Size = o.Screen.Size()
+	}
+	if o.Size == (image.Point{}) {
+		o.Size = image.Pt(800, 480)
+	}
+	if o.Size.X < 320 || o.Size.Y < 240 {
+		return nil, fmt.Errorf("display: screen %dx%d is too small (at least 320x240)", o.Size.X, o.Size.Y)
+	}
+	if _, ok := textsByLang[o.Lang]; !ok {
+		o.Lang = "de"
+	}
+	if o.VolumeStep == 0 {
+		o.VolumeStep = 5
+	}
+	if o.HomeEvery == 0 {
+		o.HomeEvery = 5 * time.Second
+	}
+	if o.OnError == nil {
+		o.OnError = func(error) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	f, err := loadFaces()
+	if err != nil {
+		return nil, err
+	}
+	return &Display{
+		o:     o,
+		wake:  make(chan struct{}, 1),
+		r:     &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now), ctx: context.Background()},
+		frame: image.NewRGBA(image.Rectangle{Max: o.Size}),
+	}, nil
+}
+
+// Run keeps the screen up to date until ctx ends, and feeds taps from the
+// touch source into Tap. It closes the screen and the touch source when it
+// returns.
+func (d *Display) Run(ctx context.Context) error {
+	if d.o.Touch != nil {
+		go d.touchLoop(ctx)
+		defer d.o.Touch.Close()
+	}
+	defer func() {
+		if d.o.Screen == nil {
+			return
+		}
+		d.rmu.Lock()
+		defer d.rmu.Unlock()
+		if err := d.o.Screen.Close(); err != nil {
+			d.o.OnError(fmt.Errorf("display: close screen: %w", err))
+		}
+		d.o.Screen = nil
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		changed := d.o.Player.Changed()
+		if err := d.refresh(ctx); err != nil {
+			d.o.OnError(err)
+		}
+		timer.Reset(d.nextWake())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-d.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+func (d *Display) touchLoop(ctx context.Context) {
+	for {
+		p, err := d.o.Touch.NextTap()
+		if err != nil {
+			if ctx.Err() == nil {
+				d.o.OnError(fmt.Errorf("display: touch stopped: %w", err))
+			}
+			return
+		}
+		if err := d.Tap(ctx, p); err != nil {
+			d.o.OnError(err)
+		}
+	}
+}
+
+func (d *Display) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nextWake is when the screen may change without anyone saying so: the
+// message expires, the clock of the playing track moves on, the home model
+// is due for a re-read.
+func (d *Display) nextWake() time.Duration {
+	now := d.o.Now()
+	wait := d.o.HomeEvery
+	d.mu.Lock()
+	if d.msg != nil {
+		wait = min(wait, d.msg.ExpiresAt.Sub(now))
+	}
+	playing := d.screen == screenPlaying
+	d.mu.Unlock()
+	if playing && d.o.Player.Status().State == player.Playing {
+		wait = min(wait, time.Second-time.Duration(now.Nanosecond())%time.Second)
+	}
+	return max(wait, 10*time.Millisecond)
+}
+
+// refresh draws a new frame if the view changed and sends it to the screen.
+func (d *Display) refresh(ctx context.Context) error {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	d.loadHome(ctx)
+	v := d.build(d.o.Player.Status())
+	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
+		return nil
+	}
+	d.r.ctx = ctx
+	d.targets = d.r.render(d.frame, &v)
+	d.r.ctx = context.Background()
+	d.shown = &v
+	if d.o.Screen != nil {
+		if err := d.o.Screen.Show(d.frame); err != nil {
+			return fmt.Errorf("display: show frame: %w", err)
+		}
+	}
+	return nil
+}
+
+// loadHome re-reads the home model when it is due. A failed read keeps the
+// tiles the child already sees. Called with rmu held.
+func (d *Display) loadHome(ctx context.Context) {
+	if d.o.Home == nil {
+		return
+	}
+	now := d.o.Now()
+	if !d.homeStale && !d.homeAt.IsZero() && now.Sub(d.homeAt) < d.o.HomeEvery {
+		return
+	}
+	d.homeAt, d.homeStale = now, false
+	h, err := d.o.Home.Home(ctx)
+	if err != nil {
+		d.o.OnError(fmt.Errorf("display: home: %w", err))
+		return
+	}
+	d.home = h
+}
+
+// build derives the view from the UI state, the home model (rmu held) and a
+// player status.
+func (d *Display) build(st player.Status) view {
+	now := d.o.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := view{Size: d.o.Size, BatteryLow: d.batteryLow, Text: textsByLang[d.o.Lang]}
+
+	folder := ""
+	if st.FolderID != nil {
+		folder = *st.FolderID
+	}
+	// Something else (the API, a card) started a folder: show it playing.
+	if folder != "" && folder != d.lastFolder && st.State == player.Playing {
+		d.screen = screenPlaying
+	}
+	d.lastFolder = folder
+	if len(st.Queue) == 0 {
+		d.screen = screenHome
+	}
+	v.Screen = d.screen
+
+	if d.msg != nil && !now.Before(d.msg.ExpiresAt) {
+		d.msg = nil
+	}
+	if d.msg != nil {
+		v.Msg = &msgView{Title: d.msg.Title, Text: d.msg.Message}
+	}
+
+	if v.Screen == screenPlaying {
+		v.Playing = playingFrom(st)
+		v.Playing.Step = d.o.VolumeStep
+		return v
+	}
+	cats := d.home.Categories
+	if d.tab >= len(cats) {
+		d.tab = 0
+	}
+	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0}
+	for _, c := range cats {
+		h.Tabs = append(h.Tabs, label(c.Labels, d.o.Lang, c.ID))
+	}
+	var items []HomeItem
+	if d.tab < len(cats) {
+		for _, row := range cats[d.tab].Rows {
+			items = append(items, row.Items...)
+		}
+	}
+	per := len(layoutHome(content(v.Size, v.BatteryLow)).cells)
+	h.Pages = max(1, (len(items)+per-1)/per)
+	d.page = min(max(d.page, 0), h.Pages-1)
+	h.Page = d.page
+	h.Tiles = items[min(len(items), h.Page*per):min(len(items), (h.Page+1)*per)]
+	v.Home = h
+	return v
+}
+
+func playingFrom(st player.Status) playingView {
+	p := playingView{State: st.State, Pos: int(st.Position), Dur: int(st.Duration),
+		Volume: st.Volume, MaxVol: st.MaxVolume, Error: st.Error}
+	if st.Folder != nil {
+		p.Folder = *st.Folder
+	}
+	p.Cover = coverID(st.Cover)
+	if st.Index >= 0 && st.Index < len(st.Queue) {
+		p.Title = st.Queue[st.Index].Title
+		p.Index, p.Count = st.Index+1, len(st.Queue)
+	}
+	return p
+}
+
+func label(ls map[string]string, lang, fallback string) string {
+	if s := ls[lang]; s != "" {
+		return s
+	}
+	for _, k := range []string{"de", "en"} {
+		if s := ls[k]; s != "" {
+			return s
+		}
+	}
+	return fallback
+}
+
+// Tap acts on a tap at p as the child sees the screen: on the targets of
+// the frame last drawn. Player commands go through Player.Do.
+func (d *Display) Tap(ctx context.Context, p image.Point) error {
+	d.rmu.Lock()
+	act, ok := hit(d.targets, p)
+	d.rmu.Unlock()
+	if !ok {
+		return nil
+	}
+	defer d.poke()
+	switch act.kind {
+	case actCommand, actPlayItem:
+		cmd := act.cmd
+		if _, err := d.o.Player.Do(ctx, cmd); err != nil {
+			return fmt.Errorf("display: tap %q: %w", cmd.Action, err)
+		}
+		if act.kind == actPlayItem {
+			d.rmu.Lock()
+			d.homeStale = true // resume rows follow what plays
+			d.rmu.Unlock()
+			d.mu.Lock()
+			d.screen = screenPlaying
+			d.mu.Unlock()
+		}
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch act.kind {
+	case actTab:
+		d.tab, d.page = act.n, 0
+	case actPage:
+		d.page += act.n
+	case actGoHome:
+		d.screen = screenHome
+	case actGoPlaying:
+		d.screen = screenPlaying
+	case actDismiss:
+		d.msg = nil
+	}
+	return nil
+}
+
+// ShowMessage validates r and shows it at once, replacing any message on
+// screen. A duration of 0 shows nothing and clears the current message.
+// Errors wrap ErrInvalidMessage.
+func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
+	title, text, dur, err := r.validate()
+	if err != nil {
+		return Message{}, err
+	}
+	now := d.o.Now()
+	d.mu.Lock()
+	d.msgSeq++
+	m := Message{ID: d.msgSeq, Title: title, Message: text, DurationMS: int(dur / time.Millisecond),
+		ShownAt: now, ExpiresAt: now.Add(dur)}
+	d.msg = nil
+	if dur > 0 {
+		d.msg = &m
+	}
+	d.mu.Unlock()
+	d.poke()
+	return m, nil
+}
+
+// ActiveMessage returns the message on screen, or nil.
+func (d *Display) ActiveMessage() *Message {
+	now := d.o.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.msg == nil || !now.Before(d.msg.ExpiresAt) {
+		return nil
+	}
+	m := *d.msg
+	return &m
+}
+
+// SetBatteryLow shows or hides the low-battery banner.
+func (d *Display) SetBatteryLow(low bool) {
+	d.mu.Lock()
+	changed := d.batteryLow != low
+	d.batteryLow = low
+	d.mu.Unlock()
+	if changed {
+		d.poke()
+	}
+}
+
+// Snapshot brings the screen up to date and returns a copy of the frame:
+// exactly what the screen shows.
+func (d *Display) Snapshot(ctx context.Context) (*image.RGBA, error) {
+	err := d.refresh(ctx)
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	img := image.NewRGBA(d.frame.Rect)
+	copy(img.Pix, d.frame.Pix)
+	return img, err
+}
+
+// Screenshot is Snapshot encoded as PNG.
+func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
+	img, err := d.Snapshot(ctx)
+	if err != nil {
+		d.o.OnError(err) // the frame is still what was last shown
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("display: encode screenshot: %w", err)
+	}
+	return buf.Bytes(), nil
+}

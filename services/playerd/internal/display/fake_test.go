@@ -1,0 +1,188 @@
+package display
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"image/color"
+	"image/png"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+// fakePlayer applies the few rules the screen relies on (volume clamped to
+// max_volume, toggle, next/previous within the queue) and records commands.
+type fakePlayer struct {
+	mu      sync.Mutex
+	st      player.Status
+	changed chan struct{}
+	cmds    []player.Command
+	err     error
+}
+
+func newFakePlayer(st player.Status) *fakePlayer {
+	return &fakePlayer{st: st, changed: make(chan struct{})}
+}
+
+func (p *fakePlayer) Status() player.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st
+}
+
+func (p *fakePlayer) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+func (p *fakePlayer) set(f func(*player.Status)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.st)
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *fakePlayer) Do(_ context.Context, c player.Command) (player.Status, error) {
+	p.mu.Lock()
+	p.cmds = append(p.cmds, c)
+	err := p.err
+	p.mu.Unlock()
+	if err != nil {
+		return player.Status{}, err
+	}
+	p.set(func(st *player.Status) {
+		switch c.Action {
+		case player.ActVolumeDelta:
+			st.Volume = min(max(st.Volume+int(*c.Value), 0), st.MaxVolume)
+		case player.ActToggle:
+			if st.State == player.Playing {
+				st.State = player.Paused
+			} else {
+				st.State = player.Playing
+			}
+		case player.ActNext:
+			st.Index = min(st.Index+1, len(st.Queue)-1)
+		case player.ActPrevious:
+			st.Index = max(st.Index-1, 0)
+		case player.ActFolder:
+			id := c.FolderID
+			st.FolderID, st.Folder, st.State, st.Index = &id, &id, player.Playing, 0
+			st.Queue = []player.QueueItem{{ID: id + "-1", Title: "Kapitel 1"}}
+		}
+	})
+	return p.Status(), nil
+}
+
+func (p *fakePlayer) commands() []player.Command {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]player.Command(nil), p.cmds...)
+}
+
+func str(s string) *string { return &s }
+
+func idleStatus() player.Status {
+	return player.Status{State: player.Stopped, Index: -1, Volume: 30, MaxVolume: 50}
+}
+
+func playingStatus() player.Status {
+	return player.Status{
+		State:    player.Playing,
+		FolderID: str("f-bibi"),
+		Folder:   str("Bibi Blocksberg – Folge 12: Die Überraschung"),
+		Cover:    str("/api/cover/f-bibi"),
+		Queue: []player.QueueItem{
+			{ID: "t1", Title: "Kapitel 1"}, {ID: "t2", Title: "Kapitel 2: Große Aufregung im Hühnerstall"},
+			{ID: "t3", Title: "Kapitel 3"},
+		},
+		Index: 1, Position: 83.4, Duration: 245, Volume: 20, MaxVolume: 50,
+	}
+}
+
+// testHome has two categories; the first holds more tiles than one page.
+func testHome() Home {
+	var items []HomeItem
+	titles := []string{"Bibi Blocksberg", "Benjamin Blümchen", "Die drei ???", "Pumuckl", "Räuber Hotzenplotz",
+		"Sams", "Das kleine Gespenst", "Jim Knopf", "Die Schule der magischen Tiere", "Ötzi"}
+	for i, t := range titles {
+		id := fmt.Sprintf("f%02d", i)
+		it := HomeItem{ID: id, Kind: "local-folder", Title: t, Subtitle: "12 Titel",
+			Command: player.Command{Action: player.ActFolder, FolderID: id}}
+		if i%3 != 2 { // every third has no cover: placeholder tile
+			it.Cover = str("/api/cover/" + id)
+		}
+		items = append(items, it)
+	}
+	return Home{Categories: []Category{
+		{ID: "audiobooks", Labels: map[string]string{"de": "Hörbücher", "en": "Audiobooks"},
+			Rows: []Row{{ID: "local-library", Items: items[:6]}, {ID: "more", Items: items[6:]}}},
+		{ID: "music", Labels: map[string]string{"de": "Musik", "en": "Music"},
+			Rows: []Row{{ID: "local-library", Items: items[2:4]}}},
+		{ID: "radio", Labels: map[string]string{"de": "Radio"}},
+	}}
+}
+
+// testCovers draws a distinct deterministic picture per id.
+func testCovers(t testing.TB) CoverSource {
+	return CoverFunc(func(_ context.Context, id string) ([]byte, error) {
+		f := fnv.New32a()
+		f.Write([]byte(id))
+		h := uint8(f.Sum32() % 251)
+		img := image.NewRGBA(image.Rect(0, 0, 300, 240))
+		for y := 0; y < 240; y++ {
+			for x := 0; x < 300; x++ {
+				img.Set(x, y, color.RGBA{uint8(x*255/300) + h, uint8(y) ^ h, 255 - h, 0xff})
+			}
+		}
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes(), nil
+	})
+}
+
+// fakeClock is a settable time source.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fakeClock) {
+	t.Helper()
+	clk := &fakeClock{t: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	h := testHome()
+	o := Options{
+		Player: p,
+		Home:   HomeFunc(func(context.Context) (Home, error) { return h, nil }),
+		Covers: testCovers(t),
+		Now:    clk.now,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, clk
+}

@@ -1,0 +1,351 @@
+package display
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"image/color"
+	"image/draw"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+type screenKind int
+
+const (
+	screenHome screenKind = iota
+	screenPlaying
+)
+
+// view is everything a frame shows. Two equal views give the same pixels,
+// which is how the display knows it need not draw.
+type view struct {
+	Size       image.Point
+	Screen     screenKind
+	BatteryLow bool
+	Home       homeView
+	Playing    playingView
+	Msg        *msgView
+	Text       texts
+}
+
+type homeView struct {
+	Tabs       []string
+	Tab        int
+	Tiles      []HomeItem // this page only
+	Page       int
+	Pages      int
+	NowPlaying bool // the player has a queue: offer the way back
+}
+
+type playingView struct {
+	Folder string
+	Title  string
+	Cover  string // cover id
+	State  player.State
+	Pos    int // seconds, as shown
+	Dur    int
+	Index  int // 1-based
+	Count  int
+	Volume int
+	MaxVol int
+	Step   float64 // volume_delta of the − and + buttons
+	Error  string
+}
+
+type msgView struct {
+	Title string
+	Text  string
+}
+
+// texts are the few words the screen itself says, per language.
+type texts struct {
+	BatteryLow string
+	Empty      string
+	Track      string // "Titel %d von %d"
+}
+
+var textsByLang = map[string]texts{
+	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d"},
+	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d"},
+}
+
+// renderer draws views. Not safe for concurrent use.
+type renderer struct {
+	f      *faces
+	covers *coverCache
+	ctx    context.Context
+}
+
+func (r *renderer) render(dst *image.RGBA, v *view) []target {
+	fill(dst, dst.Bounds(), colBackground)
+	c := content(v.Size, v.BatteryLow)
+	var ts []target
+	switch v.Screen {
+	case screenPlaying:
+		ts = r.playing(dst, c, &v.Playing, v.Text)
+	default:
+		ts = r.home(dst, c, &v.Home, v.Text)
+	}
+	if v.BatteryLow {
+		r.battery(dst, v.Size, v.Text.BatteryLow)
+	}
+	if v.Msg != nil {
+		ts = append(ts, r.message(dst, v.Size, v.Msg)...)
+	}
+	return ts
+}
+
+func (r *renderer) home(dst *image.RGBA, c image.Rectangle, h *homeView, tx texts) []target {
+	l := layoutHome(c)
+	var ts []target
+	for i, tr := range tabRects(l.tabs, len(h.Tabs)) {
+		bg, fg := colPanel, colText
+		if i == h.Tab {
+			bg, fg = colAccent, colDark
+		}
+		roundRect(dst, tr, 18, bg)
+		textBox(dst, r.f.bodyBold, tr.Inset(12), fg, h.Tabs[i], true)
+		ts = append(ts, target{tr, action{kind: actTab, n: i}})
+	}
+	if h.NowPlaying {
+		roundRect(dst, l.nowPlaying, 18, colPanelHi)
+		iconPlay(dst, l.nowPlaying.Inset(18), colAccent)
+		ts = append(ts, target{l.nowPlaying, action{kind: actGoPlaying}})
+	}
+	if len(h.Tiles) == 0 {
+		grid := image.Rect(c.Min.X, l.header.Max.Y, c.Max.X, c.Max.Y)
+		textBox(dst, r.f.title, grid, colTextDim, tx.Empty, true)
+	}
+	for i, it := range h.Tiles {
+		if i >= len(l.cells) {
+			break
+		}
+		cell := l.cells[i]
+		cov := image.Rect(cell.Min.X, cell.Min.Y, cell.Max.X, cell.Min.Y+l.tile)
+		r.cover(dst, cov, coverID(it.Cover), it.Title)
+		textBox(dst, r.f.small, image.Rect(cell.Min.X, cov.Max.Y, cell.Max.X, cell.Max.Y), colText, it.Title, true)
+		ts = append(ts, target{cell, action{kind: actPlayItem, cmd: it.Command}})
+	}
+	if h.Pages > 1 {
+		if h.Page > 0 {
+			iconArrow(dst, l.prev, -1, colAccent)
+			ts = append(ts, target{l.prev, action{kind: actPage, n: -1}})
+		}
+		if h.Page < h.Pages-1 {
+			iconArrow(dst, l.next, 1, colAccent)
+			ts = append(ts, target{l.next, action{kind: actPage, n: 1}})
+		}
+		r.pageDots(dst, l, h.Page, h.Pages)
+	}
+	return ts
+}
+
+func (r *renderer) pageDots(dst *image.RGBA, l homeLayout, page, pages int) {
+	const d, step = 8, 16
+	y := l.cells[len(l.cells)-1].Max.Y + 2
+	x0 := (l.header.Min.X+l.header.Max.X)/2 - (pages*step)/2
+	for i := range pages {
+		col := colPanelHi
+		if i == page {
+			col = colAccent
+		}
+		roundRect(dst, image.Rect(x0+i*step, y, x0+i*step+d, y+d), d/2, col)
+	}
+}
+
+// cover draws the cover image, or a coloured square with the initial when
+// there is none, so every tile is recognisable.
+func (r *renderer) cover(dst *image.RGBA, rect image.Rectangle, id, title string) {
+	if img := r.covers.get(r.ctx, id, rect.Dx()); img != nil && rect.Dx() == rect.Dy() {
+		mask := image.NewAlpha(rect)
+		roundRect(mask, rect, 14, color.Alpha{A: 0xff})
+		draw.DrawMask(dst, rect, img, image.Point{}, mask, rect.Min, draw.Over)
+		return
+	}
+	roundRect(dst, rect, 14, placeholderColor(title))
+	initial, _ := utf8.DecodeRuneInString(title)
+	if initial == utf8.RuneError || !unicode.IsPrint(initial) {
+		initial = '♪'
+	}
+	textBox(dst, r.f.big, rect, colText, string(unicode.ToUpper(initial)), true)
+}
+
+func placeholderColor(s string) color.RGBA {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	palette := []color.RGBA{
+		{0x3a, 0x6e, 0xa5, 0xff}, {0x8e, 0x44, 0xad, 0xff}, {0x27, 0x8f, 0x6e, 0xff},
+		{0xc0, 0x5a, 0x2c, 0xff}, {0xa8, 0x32, 0x5e, 0xff}, {0x4f, 0x6d, 0x2a, 0xff},
+	}
+	return palette[h.Sum32()%uint32(len(palette))]
+}
+
+func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, tx texts) []target {
+	l := layoutPlaying(c)
+	ts := []target{{l.home, action{kind: actGoHome}}}
+	roundRect(dst, l.home, 18, colPanelHi)
+	iconHome(dst, l.home.Inset(16), colAccent)
+	textBox(dst, r.f.titleBold, l.folder, colText, p.Folder, false)
+
+	r.cover(dst, l.cover, p.Cover, p.Folder)
+	textBox(dst, r.f.titleBold, l.title, colText, p.Title, false)
+	sub := ""
+	if p.Count > 0 {
+		sub = fmt.Sprintf(tx.Track, p.Index, p.Count)
+	}
+	if p.Error != "" {
+		sub = p.Error
+	}
+	textBox(dst, r.f.body, l.sub, colTextDim, sub, false)
+
+	roundRect(dst, l.progress, 7, colPanel)
+	if p.Dur > 0 {
+		w := l.progress.Dx() * min(p.Pos, p.Dur) / p.Dur
+		if w > 0 {
+			roundRect(dst, image.Rect(l.progress.Min.X, l.progress.Min.Y, l.progress.Min.X+max(w, 14), l.progress.Max.Y), 7, colAccent)
+		}
+		text(dst, r.f.small, l.times.Min.X, l.times.Max.Y-4, colTextDim, clock(p.Pos))
+		d := clock(p.Dur)
+		text(dst, r.f.small, l.times.Max.X-measure(r.f.small, d), l.times.Max.Y-4, colTextDim, d)
+	}
+
+	button := func(rect image.Rectangle, bg color.RGBA) { roundRect(dst, rect, rect.Dx()/2, bg) }
+	button(l.prev, colPanelHi)
+	iconSkip(dst, l.prev.Inset(26), -1, colText)
+	button(l.play, colAccent)
+	if p.State == player.Playing {
+		iconPause(dst, l.play.Inset(32), colDark)
+	} else {
+		iconPlay(dst, l.play.Inset(30), colDark)
+	}
+	button(l.next, colPanelHi)
+	iconSkip(dst, l.next.Inset(26), 1, colText)
+	ts = append(ts,
+		target{l.prev, action{kind: actCommand, cmd: player.Command{Action: player.ActPrevious}}},
+		target{l.play, action{kind: actCommand, cmd: player.Command{Action: player.ActToggle}}},
+		target{l.next, action{kind: actCommand, cmd: player.Command{Action: player.ActNext}}},
+	)
+
+	button(l.volDown, colPanelHi)
+	fill(dst, centered(l.volDown, 30, 8), colText)
+	button(l.volUp, colPanelHi)
+	fill(dst, centered(l.volUp, 30, 8), colText)
+	fill(dst, centered(l.volUp, 8, 30), colText)
+	down, up := -p.Step, p.Step
+	ts = append(ts,
+		target{l.volDown, action{kind: actCommand, cmd: player.Command{Action: player.ActVolumeDelta, Value: &down}}},
+		target{l.volUp, action{kind: actCommand, cmd: player.Command{Action: player.ActVolumeDelta, Value: &up}}},
+	)
+	roundRect(dst, l.volBar, 9, colPanel)
+	if p.MaxVol > 0 && p.Volume > 0 {
+		w := l.volBar.Dx() * min(p.Volume, p.MaxVol) / p.MaxVol
+		roundRect(dst, image.Rect(l.volBar.Min.X, l.volBar.Min.Y, l.volBar.Min.X+max(w, 18), l.volBar.Max.Y), 9, colAccent)
+	}
+	return ts
+}
+
+func (r *renderer) battery(dst *image.RGBA, size image.Point, msg string) {
+	b := image.Rect(0, 0, size.X, bannerH)
+	fill(dst, b, colWarn)
+	// A battery outline with an almost empty charge, then the words.
+	icon := image.Rect(edge, 10, edge+44, bannerH-10)
+	fill(dst, icon, colText)
+	fill(dst, icon.Inset(3), colWarn)
+	fill(dst, image.Rect(icon.Max.X, icon.Min.Y+7, icon.Max.X+4, icon.Max.Y-7), colText)
+	fill(dst, image.Rect(icon.Min.X+5, icon.Min.Y+5, icon.Min.X+12, icon.Max.Y-5), colText)
+	textBox(dst, r.f.bodyBold, image.Rect(icon.Max.X+gap+4, 0, size.X-edge, bannerH), colText, msg, false)
+}
+
+func (r *renderer) message(dst *image.RGBA, size image.Point, m *msgView) []target {
+	fill(dst, image.Rectangle{Max: size}, colShade)
+	card := messageCard(size)
+	roundRect(dst, card, 24, colCard)
+	fill(dst, image.Rect(card.Min.X+24, card.Min.Y, card.Max.X-24, card.Min.Y+8), colAccent)
+	inner := card.Inset(28)
+	y := inner.Min.Y
+	if m.Title != "" {
+		th := lineHeight(r.f.titleBold)
+		textBox(dst, r.f.titleBold, image.Rect(inner.Min.X, y, inner.Max.X, y+th), colCardText, m.Title, true)
+		y += th + 10
+	}
+	lh := lineHeight(r.f.title)
+	lines := wrap(r.f.title, m.Text, inner.Dx())
+	fit := max(1, (inner.Max.Y-y)/lh)
+	if len(lines) > fit {
+		lines = lines[:fit]
+		lines[fit-1] = ellipsize(r.f.title, lines[fit-1]+" …", inner.Dx())
+	}
+	// Centre the block of lines in the space left.
+	y += (inner.Max.Y - y - len(lines)*lh) / 2
+	asc := r.f.title.Metrics().Ascent.Ceil()
+	for _, ln := range lines {
+		x := inner.Min.X + (inner.Dx()-measure(r.f.title, ln))/2
+		text(dst, r.f.title, x, y+asc, colCardText, ln)
+		y += lh
+	}
+	// Any tap closes the message; nothing underneath reacts.
+	return []target{{image.Rectangle{Max: size}, action{kind: actDismiss}}}
+}
+
+func clock(sec int) string {
+	if sec >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	}
+	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
+}
+
+func centered(r image.Rectangle, w, h int) image.Rectangle {
+	c := r.Min.Add(r.Max).Div(2)
+	return image.Rect(c.X-w/2, c.Y-h/2, c.X-w/2+w, c.Y-h/2+h)
+}
+
+func iconPlay(dst draw.Image, r image.Rectangle, c color.Color) {
+	x0, y0, x1, y1 := float32(r.Min.X)+float32(r.Dx())/8, float32(r.Min.Y), float32(r.Max.X), float32(r.Max.Y)
+	polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
+}
+
+func iconPause(dst draw.Image, r image.Rectangle, c color.Color) {
+	w := r.Dx() / 3
+	fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+w, r.Max.Y), c)
+	fill(dst, image.Rect(r.Max.X-w, r.Min.Y, r.Max.X, r.Max.Y), c)
+}
+
+// iconSkip draws ⏮ (dir -1) or ⏭ (dir 1).
+func iconSkip(dst draw.Image, r image.Rectangle, dir int, c color.Color) {
+	bar := max(4, r.Dx()/7)
+	x0, x1 := float32(r.Min.X), float32(r.Max.X-bar)
+	y0, y1 := float32(r.Min.Y), float32(r.Max.Y)
+	if dir > 0 {
+		polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
+		fill(dst, image.Rect(r.Max.X-bar, r.Min.Y, r.Max.X, r.Max.Y), c)
+		return
+	}
+	x0, x1 = float32(r.Min.X+bar), float32(r.Max.X)
+	polygon(dst, c, [2]float32{x1, y0}, [2]float32{x0, (y0 + y1) / 2}, [2]float32{x1, y1})
+	fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+bar, r.Max.Y), c)
+}
+
+func iconArrow(dst draw.Image, r image.Rectangle, dir int, c color.Color) {
+	box := centered(r, 28, 56)
+	x0, x1 := float32(box.Min.X), float32(box.Max.X)
+	y0, y1 := float32(box.Min.Y), float32(box.Max.Y)
+	if dir < 0 {
+		x0, x1 = x1, x0
+	}
+	polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
+}
+
+func iconHome(dst draw.Image, r image.Rectangle, c color.Color) {
+	x0, x1 := float32(r.Min.X), float32(r.Max.X)
+	y0, y1 := float32(r.Min.Y), float32(r.Max.Y)
+	mid := (x0 + x1) / 2
+	roof := y0 + (y1-y0)*0.45
+	polygon(dst, c, [2]float32{mid, y0}, [2]float32{x1, roof}, [2]float32{x0, roof})
+	w := r.Dx() * 2 / 3
+	body := image.Rect(r.Min.X+(r.Dx()-w)/2, int(roof)-1, r.Min.X+(r.Dx()-w)/2+w, r.Max.Y)
+	fill(dst, body, c)
+}
