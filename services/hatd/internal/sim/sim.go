@@ -147,8 +147,6 @@ func ocv(soc float64) float64 {
 
 func (b *Board) u16(reg byte) uint16 { return uint16(b.regs[reg])<<8 | uint16(b.regs[reg+1]) }
 
-func (b *Board) put16(reg byte, v uint16) { b.regs[reg], b.regs[reg+1] = byte(v>>8), byte(v) }
-
 func (b *Board) watchdog() time.Duration {
 	return [...]time.Duration{0, 500 * time.Millisecond, time.Second, 2 * time.Second,
 		20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second}[b.regs[regCtrl1]&7]

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storybox/storybox/services/hatd/internal/sim"
+	"github.com/storybox/storybox/services/hatd/internal/status"
+)
+
+func TestRoutes(t *testing.T) {
+	board := sim.New(sim.Options{})
+	h := NewHandler(Deps{Status: func() status.Status { return status.Status{Profile: "p"} }, Sim: board})
+	for _, tc := range []struct {
+		method, path, ctype, body string
+		code                      int
+		want                      string
+	}{
+		{"GET", "/status", "", "", 200, `"profile":"p"`},
+		{"GET", "/sim", "", "", 200, `"resting_mv":79`},
+		{"POST", "/sim", "application/json", `{"load_ma":900}`, 200, `"load_ma":900`},
+		{"POST", "/sim", "text/plain", `{"load_ma":900}`, 400, `{"error":"Content-Type must be application/json"}`},
+		{"POST", "/sim", "application/json", `{"volts":1}`, 400, `unknown field`},
+		{"POST", "/sim", "application/json", `{"speed":0}`, 400, `speed must be`},
+		{"POST", "/sim", "application/json", `{} {}`, 400, `expected one JSON object`},
+		{"POST", "/status", "", "", 405, ``},
+	} {
+		req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s %s %s: %d %s", tc.method, tc.path, tc.body, rec.Code, rec.Body)
+		}
+	}
+	if board.State().LoadMA != 900 {
+		t.Error("control not applied")
+	}
+	// Without the simulation there is no /sim.
+	h = NewHandler(Deps{Status: func() status.Status { return status.Status{} }})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/sim", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("/sim without -sim: %d", rec.Code)
+	}
+}
+
+func TestListen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b.sock")
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(path); err == nil || !strings.Contains(err.Error(), "another hatd") {
+		t.Errorf("second listener: %v", err)
+	}
+	l.Close()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(file); err == nil {
+		t.Error("replaced a regular file")
+	}
+}
