@@ -94,4 +94,3 @@ func sniff(h []byte) string {
 	}
 	return ""
 }
-

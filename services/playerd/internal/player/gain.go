@@ -1,9 +1,6 @@
 package player
 
-import (
-	"math"
-	"time"
-)
+import "math"
 
 // volumeRangeDB is the span of the volume scale: 100 is full scale, 1 is
 // 40 dB below it, 0 is silence. Equal steps sound like equal changes, which a
@@ -43,5 +40,3 @@ func fadeOut(buf [][2]float64) {
 		buf[i][1] *= g
 	}
 }
-
-func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

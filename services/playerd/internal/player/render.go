@@ -124,7 +124,7 @@ func (p *Player) rewind(frames int) {
 	if p.cur == nil || frames <= 0 {
 		return
 	}
-	if err := p.cur.seek(p.cur.seconds() - float64(frames)/output.Rate); err != nil {
+	if err := p.cur.seekFrame(p.cur.base + p.cur.frames - frames); err != nil {
 		p.cfg.OnSkip(p.trackAt(p.index), err)
 	}
 }

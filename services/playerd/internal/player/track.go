@@ -2,6 +2,7 @@ package player
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gopxl/beep/v2"
 	"github.com/storybox/storybox/services/playerd/internal/decode"
@@ -48,12 +49,18 @@ func (t *track) seconds() float64 { return float64(t.base+t.frames) / output.Rat
 
 // seek moves to sec, clamped to the track.
 func (t *track) seek(sec float64) error {
-	sec = max(0, min(sec, t.duration))
-	n := min(t.format.SampleRate.N(secondsDuration(sec)), t.dec.Len())
+	return t.seekFrame(int(math.Round(sec * output.Rate)))
+}
+
+// seekFrame moves to a device frame. Integer arithmetic keeps rewinds
+// sample-exact where a round trip through seconds could lose a sample.
+func (t *track) seekFrame(frame int) error {
+	src := int(t.format.SampleRate)
+	n := max(0, min(int(int64(frame)*int64(src)/output.Rate), t.dec.Len()))
 	if err := t.dec.Seek(n); err != nil {
 		return fmt.Errorf("seek %s: %w", t.item.Title, err)
 	}
-	t.base = int(float64(n) * output.Rate / float64(t.format.SampleRate))
+	t.base = int(int64(n) * output.Rate / int64(src))
 	t.frames = 0
 	t.restream()
 	return nil

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/storybox/storybox/services/playerd/internal/display"
+)
+
+// Display is what the API needs of the touch screen.
+type Display interface {
+	ShowMessage(display.MessageRequest) (display.Message, error)
+	ActiveMessage() *display.Message
+	UIState() display.UIState
+	Screenshot(ctx context.Context) ([]byte, error)
+}
+
+// showMessage puts a checked POST /api/message on the screen.
+func (h *handler) showMessage(w http.ResponseWriter, r *http.Request, req *messageRequest) {
+	if h.Display == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		return
+	}
+	title := req.Title
+	var ms *int64
+	if req.DurationMS != nil {
+		v := int64(*req.DurationMS)
+		ms = &v
+	}
+	m, err := h.Display.ShowMessage(display.MessageRequest{Message: req.Message, Title: &title, DurationMS: ms})
+	if errors.Is(err, display.ErrInvalidMessage) {
+		h.fail(w, r, badRequest("%s", errors.Unwrap(err).Error()))
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": m})
+}
+
+// activeMessage is GET /api/message: the message on screen, or null.
+func (h *handler) activeMessage(w http.ResponseWriter, r *http.Request) {
+	if h.Display == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Display.ActiveMessage())
+}
+
+// uiState is GET /api/ui-state: the screen, the message and the battery
+// banner, so other clients can mirror the box.
+func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
+	if h.Display == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Display.UIState())
+}
+
+// screenshot is GET /api/display/screenshot: a PNG of what the screen shows.
+func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
+	if h.Display == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		return
+	}
+	png, err := h.Display.Screenshot(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(png)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(png)
+}

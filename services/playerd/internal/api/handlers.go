@@ -1,0 +1,184 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+func (h *handler) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.Player.Status())
+}
+
+func (h *handler) info(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.Info())
+}
+
+func (h *handler) home(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.Home())
+}
+
+func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.Metrics())
+}
+
+func (h *handler) library(w http.ResponseWriter, r *http.Request) {
+	folders := h.Library.Folders()
+	if folders == nil {
+		folders = []library.Folder{}
+	}
+	writeJSON(w, http.StatusOK, folders)
+}
+
+func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
+	data, mimeType, err := h.Library.Cover(pathVar(r, "id"))
+	if err != nil {
+		if errors.Is(err, library.ErrNotFound) {
+			h.writeError(w, r, http.StatusNotFound, "no cover for this id")
+			return
+		}
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", mimeType)
+	w.Header().Set("Cache-Control", "max-age=300")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
+	stats, err := h.Library.Scan()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"folders": stats.Folders, "tracks": stats.Tracks})
+}
+
+func (h *handler) hatStatus(w http.ResponseWriter, r *http.Request) {
+	if h.Hat == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "battery board service is not configured")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	raw, err := h.Hat.HatStatus(ctx)
+	if err != nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "battery board service unavailable: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, raw)
+}
+
+// command is POST /api/command: the answer is the full status after it.
+func (h *handler) command(w http.ResponseWriter, r *http.Request) {
+	var cmd player.Command
+	if err := decodeBody(r, &cmd); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	st, err := h.Player.Do(r.Context(), cmd)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// MaxSpeakText is the longest announcement, in characters: about a minute
+// of speech, and a bound on render time and cache size.
+const MaxSpeakText = 500
+
+type speakRequest struct {
+	Text     *string `json:"text"`
+	Language string  `json:"language,omitempty"`
+	// Sent by clients of the real box; accepted for compatibility.
+	SourceType string `json:"source_type,omitempty"`
+	SourceRef  string `json:"source_ref,omitempty"`
+}
+
+func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
+	var req speakRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	switch {
+	case req.Text == nil:
+		h.writeError(w, r, http.StatusBadRequest, "text is required")
+		return
+	case strings.TrimSpace(*req.Text) == "":
+		h.writeError(w, r, http.StatusBadRequest, "text is empty")
+		return
+	case utf8.RuneCountInString(*req.Text) > MaxSpeakText:
+		h.writeError(w, r, http.StatusBadRequest, "text is longer than 500 characters")
+		return
+	}
+	if h.Speaker == nil {
+		h.writeError(w, r, http.StatusServiceUnavailable, "tts unavailable")
+		return
+	}
+	if err := h.Speaker.Speak(r.Context(), *req.Text, req.Language); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"speaking": true})
+}
+
+// Limits of POST /api/message, as the real box has them.
+const (
+	MaxMessage           = 1000
+	MaxTitle             = 120
+	MaxMessageMillis     = 30000
+	DefaultMessageMillis = 8000
+)
+
+type messageRequest struct {
+	Message    *string `json:"message"`
+	Title      string  `json:"title,omitempty"`
+	DurationMS *int    `json:"duration_ms,omitempty"`
+}
+
+// validMessage checks a message body and fills in the default duration.
+func validMessage(req *messageRequest) error {
+	switch {
+	case req.Message == nil:
+		return badRequest("message is required")
+	case strings.TrimSpace(*req.Message) == "":
+		return badRequest("message is empty")
+	case utf8.RuneCountInString(*req.Message) > MaxMessage:
+		return badRequest("message is longer than %d characters", MaxMessage)
+	case utf8.RuneCountInString(req.Title) > MaxTitle:
+		return badRequest("title is longer than %d characters", MaxTitle)
+	case req.DurationMS != nil && (*req.DurationMS < 0 || *req.DurationMS > MaxMessageMillis):
+		return badRequest("duration_ms must be from 0 to %d", MaxMessageMillis)
+	}
+	if req.DurationMS == nil {
+		d := DefaultMessageMillis
+		req.DurationMS = &d
+	}
+	return nil
+}
+
+func (h *handler) message(w http.ResponseWriter, r *http.Request) {
+	var req messageRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := validMessage(&req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+}

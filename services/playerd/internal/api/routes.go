@@ -1,0 +1,94 @@
+// Package api serves the box's local HTTP API (port 8090). routes shows the
+// whole API in one place.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+// Player is what the API needs of the engine.
+type Player interface {
+	Status() player.Status
+	Do(ctx context.Context, cmd player.Command) (player.Status, error)
+}
+
+// Library is what the API needs of the media library.
+type Library interface {
+	Folders() []library.Folder
+	Cover(id string) ([]byte, string, error)
+	Scan() (library.Stats, error)
+}
+
+// HatSource returns the battery board status as hatd serves it.
+type HatSource interface {
+	HatStatus(ctx context.Context) (json.RawMessage, error)
+}
+
+// Speaker reads a text aloud; it returns once the speech has started.
+type Speaker interface {
+	Speak(ctx context.Context, text, language string) error
+}
+
+// Deps are the parts of the box the API reaches. A nil optional part makes
+// its endpoints answer 503.
+type Deps struct {
+	Version string
+	Log     *slog.Logger
+	Player  Player
+	Library Library
+	Home    func() any // the /api/home model
+	Info    func() any // the /api/info object
+	Metrics func() any // the /api/system/metrics object
+	Hat     HatSource  // optional
+	Speaker Speaker    // optional
+}
+
+type handler struct {
+	Deps
+	log *slog.Logger
+}
+
+// NewHandler returns the API with its middleware.
+func NewHandler(d Deps) http.Handler {
+	h := &handler{Deps: d, log: d.Log}
+	r := mux.NewRouter()
+	h.routes(r)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.writeError(w, req, http.StatusNotFound, "no such endpoint: "+req.URL.Path)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
+	})
+	return securityHeaders(h.sameOrigin(r))
+}
+
+// routes is the whole API.
+func (h *handler) routes(r *mux.Router) {
+	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
+	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
+
+	get("/api/health", h.health)
+	get("/api/status", h.status)
+	get("/api/info", h.info)
+	get("/api/library", h.library)
+	get("/api/cover/{id}", h.cover)
+	get("/api/home", h.home)
+	get("/api/hat/status", h.hatStatus)
+	get("/api/mupihat/status", h.hatStatus)
+	get("/api/system/metrics", h.metrics)
+
+	post("/api/command", h.command)
+	post("/api/speak", h.speak)
+	post("/api/message", h.message)
+	post("/api/admin/library/rescan", h.rescan)
+}
+
+// pathVar reads a route variable; handlers never touch the router directly.
+func pathVar(r *http.Request, name string) string { return mux.Vars(r)[name] }

@@ -1,0 +1,66 @@
+package player
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/output"
+)
+
+// firstSound signals the first audible frame that reaches the device.
+type firstSound struct {
+	output.Null
+	heard chan struct{}
+}
+
+func (s *firstSound) Write(f [][2]float64) error {
+	for _, fr := range f {
+		if fr[0] != 0 {
+			select {
+			case s.heard <- struct{}{}:
+			default:
+			}
+			break
+		}
+	}
+	return s.Null.Write(f)
+}
+
+// BenchmarkCommandToFirstSample measures from POST /api/command's Do to the
+// first non-silent sample written to a real-time paced null sink.
+func BenchmarkCommandToFirstSample(b *testing.B) {
+	f := folderOf(&testing.T{}, "f", 2)
+	sink := &firstSound{Null: *output.NewNull(), heard: make(chan struct{}, 1)}
+	p := New(Config{Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100,
+		Open: func() (output.Sink, error) { return sink, nil }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	var total time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := p.Do(ctx, Command{Action: ActFolder, FolderID: "f"}); err != nil {
+			b.Fatal(err)
+		}
+		<-sink.heard
+		total += time.Since(start)
+		if _, err := p.Do(ctx, Command{Action: ActStop}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-sink.heard:
+		default:
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/first-sample")
+}
+
+func BenchmarkStatus(b *testing.B) {
+	f := folderOf(&testing.T{}, "f", 2)
+	p := New(Config{Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = p.Status()
+	}
+}

@@ -1,0 +1,69 @@
+// playerd is the storybox player: the local HTTP API on :8090, the library,
+// the player engine, speech and the display.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// Config is everything playerd is told at start.
+type Config struct {
+	Listen  string
+	Media   string
+	Data    string
+	Output  string
+	Hat     string
+	Version string
+}
+
+func parseFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("playerd", flag.ContinueOnError)
+	c := Config{Version: version}
+	fs.StringVar(&c.Listen, "listen", env("PLAYERD_LISTEN", ":8090"), "address of the HTTP API (env PLAYERD_LISTEN)")
+	fs.StringVar(&c.Media, "media", env("PLAYERD_MEDIA", "/perm/media"), "library root: folders of audio files (env PLAYERD_MEDIA)")
+	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
+	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
+	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, nil
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if err == flag.ErrHelp {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "playerd:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("playerd stopped", "error", err)
+		os.Exit(1)
+	}
+}
