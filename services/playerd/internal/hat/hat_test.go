@@ -1,0 +1,180 @@
+package hat
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeHatd serves body on a Unix socket; Stop and Start simulate hatd
+// restarts.
+type fakeHatd struct {
+	t    *testing.T
+	sock string
+	mu   sync.Mutex
+	body string
+	code int
+	hang chan struct{}
+	srv  *httptest.Server
+}
+
+func newFakeHatd(t *testing.T) *fakeHatd {
+	dir, err := os.MkdirTemp("", "hat") // short: socket paths are capped near 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	f := &fakeHatd{t: t, sock: filepath.Join(dir, "h.sock"), code: 200, body: `{"level":"ok","battery_percent":80}`}
+	f.Start()
+	t.Cleanup(f.Stop)
+	return f
+}
+
+func (f *fakeHatd) set(code int, body string) {
+	f.mu.Lock()
+	f.code, f.body = code, body
+	f.mu.Unlock()
+}
+
+func (f *fakeHatd) Start() {
+	l, err := net.Listen("unix", f.sock)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/status" {
+			http.NotFound(w, r)
+			return
+		}
+		f.mu.Lock()
+		code, body, hang := f.code, f.body, f.hang
+		f.mu.Unlock()
+		if hang != nil {
+			<-hang
+		}
+		w.WriteHeader(code)
+		w.Write([]byte(body))
+	}))
+	f.srv.Listener = l
+	f.srv.Start()
+}
+
+func (f *fakeHatd) Stop() {
+	if f.srv != nil {
+		f.srv.Close()
+		f.srv = nil
+	}
+}
+
+func TestClient(t *testing.T) {
+	f := newFakeHatd(t)
+	c := NewClient(f.sock, 200*time.Millisecond)
+	ctx := context.Background()
+	raw, err := c.HatStatus(ctx)
+	if err != nil || string(raw) != `{"level":"ok","battery_percent":80}` {
+		t.Fatalf("%s %v", raw, err)
+	}
+	for _, tc := range []struct {
+		code int
+		body string
+	}{{500, `{"error":"x"}`}, {200, `{"level":`}} {
+		f.set(tc.code, tc.body)
+		if _, err := c.HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%d %s: err = %v", tc.code, tc.body, err)
+		}
+	}
+	f.set(200, `{}`)
+	f.mu.Lock()
+	f.hang = make(chan struct{})
+	f.mu.Unlock()
+	start := time.Now()
+	if _, err := c.HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("hung hatd: err = %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Error("timeout not applied")
+	}
+	close(f.hang)
+	f.Stop()
+	if _, err := c.HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("stopped hatd: err = %v", err)
+	}
+}
+
+func TestMonitor(t *testing.T) {
+	f := newFakeHatd(t)
+	var (
+		mu      sync.Mutex
+		changes []LevelChange
+		reach   []bool
+	)
+	m := NewMonitor(NewClient(f.sock, 200*time.Millisecond), MonitorOptions{
+		OnLevel: func(c LevelChange) { mu.Lock(); changes = append(changes, c); mu.Unlock() },
+		OnReachable: func(ok bool, err error) {
+			mu.Lock()
+			reach = append(reach, ok)
+			mu.Unlock()
+			if ok != (err == nil) {
+				t.Errorf("ok=%v err=%v", ok, err)
+			}
+		},
+	})
+	ctx := context.Background()
+	poll := func(body string) {
+		if body != "" {
+			f.set(200, body)
+		}
+		m.Poll(ctx)
+	}
+	poll(`{"level":null}`)
+	poll(`{"level":"ok","battery_percent":50}`) // first known level ok: no event
+	poll(`{"level":"ok","battery_percent":20}`)
+	poll(`{"level":"low","battery_percent":12}`)
+	poll(`{"level":"low","battery_percent":10}`)
+	f.Stop()
+	poll("")
+	poll("")
+	if m.Level() != LevelLow || m.Reachable() {
+		t.Errorf("while hatd is down: level %q reachable %v", m.Level(), m.Reachable())
+	}
+	f.Start()
+	poll(`{"level":"low","battery_percent":9}`) // same level after restart: no event
+	poll(`{"level":"bogus"}`)
+	poll(`{"level":"critical","battery_percent":3}`)
+	poll(`{"level":"critical","battery_percent":2}`)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(changes) != 2 || changes[0] != (LevelChange{From: LevelOK, To: LevelLow, Percent: changes[0].Percent}) ||
+		*changes[0].Percent != 12 || changes[1].From != LevelLow || changes[1].To != LevelCritical {
+		t.Errorf("changes %+v", changes)
+	}
+	if len(reach) != 3 || !reach[0] || reach[1] || !reach[2] {
+		t.Errorf("reachability %v, want up, down, up", reach)
+	}
+}
+
+func TestMonitorStartsLow(t *testing.T) {
+	f := newFakeHatd(t)
+	f.set(200, `{"level":"critical"}`)
+	got := make(chan LevelChange, 1)
+	m := NewMonitor(NewClient(f.sock, 0), MonitorOptions{Interval: 10 * time.Millisecond, OnLevel: func(c LevelChange) { got <- c }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	select {
+	case c := <-got:
+		if c.From != "" || c.To != LevelCritical {
+			t.Errorf("%+v", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event for a box starting at critical")
+	}
+}
