@@ -36,7 +36,11 @@ build:
 run: build
 	@mkdir -p $(RUN_DIR)/data $(RUN_DIR)/media
 	@test -n "$$(ls -A $(RUN_DIR)/media)" || $(GO) run ./services/playerd/cmd/demomedia $(RUN_DIR)/media
-	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null
+	@# hatd simulates the battery board; both stop on Ctrl-C (a background job
+	@# ignores SIGINT, so the trap ends it).
+	@$(BIN)/hatd -sim -socket $(RUN_DIR)/hatd.sock & hatd=$$!; \
+	trap 'kill $$hatd 2>/dev/null; wait $$hatd 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null -hat $(RUN_DIR)/hatd.sock
 
 # ----------------------------------------------------------------------- test
 # `integration` collects the slower tests (VMs, image boot, speech programs);
@@ -54,3 +58,22 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 integration:
+
+# --------------------------------------------------------------------- speech
+# storybox-speak (SVOX Pico + espeak-ng), static for amd64 and arm64, with its
+# voice data: build/speech/<arch>/storybox-speak and build/speech/<arch>/data.
+# Debian packages are downloaded once into build/speech/cache.
+SPEECH_DIR := $(CURDIR)/build/speech
+APT_PACKAGES += gcc libc6-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
+.PHONY: speech test-speech bench-speech
+speech:
+	bash services/playerd/internal/speech/native/build.sh $(SPEECH_DIR)
+
+# Go tests that need the built program find it through STORYBOX_SPEECH_DIR.
+test-speech: speech
+	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/amd64 $(GO) test -race -count=1 ./services/playerd/internal/speech/
+
+bench-speech: speech
+	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/amd64 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/speech/
+
+integration: test-speech

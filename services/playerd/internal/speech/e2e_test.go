@@ -152,7 +152,7 @@ func TestAnnouncementOverMusic(t *testing.T) {
 	}
 	waitFor(t, "1 s of music", func() bool { return p.Status().Position >= 1 })
 	const text = "Abendessen ist fertig!"
-	r, err := svc.Speak(ctx, text, "")
+	r, err := svc.SpeakResult(ctx, text, "")
 	if err != nil || !r.Speaking || r.Cached {
 		t.Fatalf("Speak: %+v, %v", r, err)
 	}
@@ -170,7 +170,7 @@ func TestAnnouncementOverMusic(t *testing.T) {
 	if _, err := p.Do(ctx, player.Command{Action: player.ActPause}); err != nil {
 		t.Fatal(err)
 	}
-	r, err = svc.Speak(ctx, text, "")
+	r, err = svc.SpeakResult(ctx, text, "")
 	if err != nil || !r.Speaking || !r.Cached {
 		t.Fatalf("repeat: %+v, %v; want speaking from the cache", r, err)
 	}

@@ -82,11 +82,18 @@ func NewService(cfg Config) *Service {
 // Speaking reports whether an announcement is playing.
 func (s *Service) Speaking() bool { return s.speaking.Load() }
 
-// Speak queues text, spoken in language (empty: the configured one), and
+// Speak is api.Speaker: it returns nil once the announcement has started
+// or, after StartWait, is still rendering or waiting (it plays later).
+func (s *Service) Speak(ctx context.Context, text, language string) error {
+	_, err := s.SpeakResult(ctx, text, language)
+	return err
+}
+
+// SpeakResult queues text, spoken in language (empty: the configured one), and
 // waits until it starts playing, at most StartWait. Errors: ErrEmpty,
 // ErrTooLong, ErrLanguage (the caller's fault), ErrUnavailable, ErrBusy,
 // ErrClosed, or a rendering/playback failure.
-func (s *Service) Speak(ctx context.Context, text, language string) (Result, error) {
+func (s *Service) SpeakResult(ctx context.Context, text, language string) (Result, error) {
 	req, err := s.request(text, language)
 	if err != nil {
 		return Result{}, err

@@ -27,15 +27,15 @@ func TestSpeakPlaysInOrderAndCaches(t *testing.T) {
 		Settings: func() Settings { return Settings{Language: "de-DE"} }})
 	ctx := context.Background()
 
-	r, err := s.Speak(ctx, "Abendessen ist fertig!", "")
+	r, err := s.SpeakResult(ctx, "Abendessen ist fertig!", "")
 	if err != nil || !r.Speaking || r.Cached {
 		t.Fatalf("first: %+v, %v", r, err)
 	}
-	r, err = s.Speak(ctx, "  Abendessen   ist fertig! ", "")
+	r, err = s.SpeakResult(ctx, "  Abendessen   ist fertig! ", "")
 	if err != nil || !r.Speaking || !r.Cached {
 		t.Fatalf("repeat: %+v, %v; want served from the cache", r, err)
 	}
-	if _, err := s.Speak(ctx, "Dinner is ready", "en-GB"); err != nil {
+	if _, err := s.SpeakResult(ctx, "Dinner is ready", "en-GB"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"de-DE:Abendessen ist fertig!", "en-GB:Dinner is ready"}
@@ -60,7 +60,7 @@ func TestSpeakRefusesBadInput(t *testing.T) {
 		{strings.Repeat("x", MaxTextRunes+1), "", ErrTooLong},
 		{"Hallo", "de DE", ErrLanguage},
 	} {
-		if _, err := s.Speak(ctx, tc.text, tc.lang); !errors.Is(err, tc.want) || !IsClientError(err) {
+		if _, err := s.SpeakResult(ctx, tc.text, tc.lang); !errors.Is(err, tc.want) || !IsClientError(err) {
 			t.Errorf("Speak(%.10q, %q) = %v, want %v", tc.text, tc.lang, err, tc.want)
 		}
 	}
@@ -69,18 +69,18 @@ func TestSpeakRefusesBadInput(t *testing.T) {
 	}
 	// The voice says it does not know the language: also the caller's fault.
 	v.err = fmt.Errorf("%w: xx", ErrLanguage)
-	if _, err := s.Speak(ctx, "Hallo", "xx"); !errors.Is(err, ErrLanguage) {
+	if _, err := s.SpeakResult(ctx, "Hallo", "xx"); !errors.Is(err, ErrLanguage) {
 		t.Errorf("unknown language: %v", err)
 	}
 }
 
 func TestSpeakUnavailable(t *testing.T) {
 	s := startService(t, Config{Voice: &fakeVoice{unavail: fmt.Errorf("%w: no program", ErrUnavailable)}, Player: &fakePlayer{}})
-	if _, err := s.Speak(context.Background(), "Hallo", ""); !errors.Is(err, ErrUnavailable) {
+	if _, err := s.SpeakResult(context.Background(), "Hallo", ""); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("got %v, want ErrUnavailable", err)
 	}
 	s2 := startService(t, Config{Player: &fakePlayer{}})
-	if _, err := s2.Speak(context.Background(), "Hallo", ""); !errors.Is(err, ErrUnavailable) {
+	if _, err := s2.SpeakResult(context.Background(), "Hallo", ""); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("no voice: got %v, want ErrUnavailable", err)
 	}
 }
@@ -89,7 +89,7 @@ func TestSpeakQueueIsBounded(t *testing.T) {
 	p := &fakePlayer{release: make(chan struct{})}
 	s := startService(t, Config{Voice: &fakeVoice{id: "f"}, Player: p, QueueSize: 2, StartWait: 20 * time.Millisecond})
 	ctx := context.Background()
-	if r, err := s.Speak(ctx, "eins", ""); err != nil || !r.Speaking {
+	if r, err := s.SpeakResult(ctx, "eins", ""); err != nil || !r.Speaking {
 		t.Fatalf("first: %+v %v", r, err)
 	}
 	if !s.Speaking() {
@@ -97,11 +97,11 @@ func TestSpeakQueueIsBounded(t *testing.T) {
 	}
 	// The worker is busy with "eins": two more wait, the fourth is refused.
 	for _, txt := range []string{"zwei zwei", "drei drei drei"} {
-		if r, err := s.Speak(ctx, txt, ""); err != nil || !r.Queued {
+		if r, err := s.SpeakResult(ctx, txt, ""); err != nil || !r.Queued {
 			t.Fatalf("%s: %+v %v, want queued", txt, r, err)
 		}
 	}
-	if _, err := s.Speak(ctx, "vier", ""); !errors.Is(err, ErrBusy) {
+	if _, err := s.SpeakResult(ctx, "vier", ""); !errors.Is(err, ErrBusy) {
 		t.Fatalf("fourth: %v, want ErrBusy", err)
 	}
 	for range 3 {
@@ -124,7 +124,7 @@ func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
 	local := &fakeVoice{id: "local"}
 	c, _ := OpenCache(t.TempDir(), 1<<20)
 	s := startService(t, Config{Voice: remote, Fallback: local, Player: &fakePlayer{}, Cache: c})
-	if r, err := s.Speak(context.Background(), "Hallo", ""); err != nil || !r.Speaking {
+	if r, err := s.SpeakResult(context.Background(), "Hallo", ""); err != nil || !r.Speaking {
 		t.Fatalf("%+v %v", r, err)
 	}
 	if len(remote.rendered()) != 1 || len(local.rendered()) != 1 {
@@ -133,7 +133,7 @@ func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
 	// The fallback's audio is cached under the fallback's key only: once
 	// the server is back, it speaks again.
 	remote.err = nil
-	if r, err := s.Speak(context.Background(), "Hallo", ""); err != nil || r.Cached {
+	if r, err := s.SpeakResult(context.Background(), "Hallo", ""); err != nil || r.Cached {
 		t.Fatalf("%+v %v: want a fresh rendering by the remote voice", r, err)
 	}
 
@@ -141,7 +141,7 @@ func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
 	broken := &fakeVoice{id: "broken", err: errors.New("boom"), block: make(chan struct{})}
 	s2 := startService(t, Config{Voice: broken, Player: &fakePlayer{}, StartWait: 10 * time.Millisecond,
 		OnError: func(err error) { errs <- err }})
-	if r, err := s2.Speak(context.Background(), "Hallo", ""); err != nil || !r.Queued {
+	if r, err := s2.SpeakResult(context.Background(), "Hallo", ""); err != nil || !r.Queued {
 		t.Fatalf("%+v %v, want queued", r, err)
 	}
 	close(broken.block)
@@ -153,14 +153,14 @@ func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("failure after the answer was not reported")
 	}
-	if _, err := s2.Speak(context.Background(), "Hallo", ""); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := s2.SpeakResult(context.Background(), "Hallo", ""); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("got %v, want the rendering error", err)
 	}
 }
 
 func TestSpeakPlayerRefuses(t *testing.T) {
 	s := startService(t, Config{Voice: &fakeVoice{id: "f"}, Player: &fakePlayer{err: errors.New("player is busy")}})
-	if _, err := s.Speak(context.Background(), "Hallo", ""); err == nil {
+	if _, err := s.SpeakResult(context.Background(), "Hallo", ""); err == nil {
 		t.Error("player refusal not reported")
 	}
 }
@@ -170,7 +170,7 @@ func TestSpeakAfterShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.Run(ctx)
-	if _, err := s.Speak(context.Background(), "Hallo", ""); !errors.Is(err, ErrClosed) {
+	if _, err := s.SpeakResult(context.Background(), "Hallo", ""); !errors.Is(err, ErrClosed) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 }

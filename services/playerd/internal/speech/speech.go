@@ -11,12 +11,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 // MaxTextRunes is the longest announcement accepted, in characters after
@@ -27,20 +28,32 @@ const MaxTextRunes = 500
 // DefaultLanguage is spoken when neither the request nor the settings name one.
 const DefaultLanguage = "de-DE"
 
+// Errors of Speak. Each wraps the player's error of the same kind, so the
+// API maps them to the same HTTP statuses (400 for ErrInvalid, 503 for
+// ErrBusy and ErrClosed).
 var (
 	// ErrEmpty: the text is missing or only whitespace (400).
-	ErrEmpty = errors.New("text is empty")
+	ErrEmpty = kindError("text is empty", player.ErrInvalid)
 	// ErrTooLong: the text is longer than MaxTextRunes (400).
-	ErrTooLong = fmt.Errorf("text is longer than %d characters", MaxTextRunes)
+	ErrTooLong = kindError(fmt.Sprintf("text is longer than %d characters", MaxTextRunes), player.ErrInvalid)
 	// ErrLanguage: the language tag is malformed or no voice speaks it (400).
-	ErrLanguage = errors.New("language not available")
+	ErrLanguage = kindError("language not available", player.ErrInvalid)
 	// ErrUnavailable: no voice can render speech at all (503).
-	ErrUnavailable = errors.New("no voice available")
+	ErrUnavailable = kindError("no voice available", player.ErrClosed)
 	// ErrBusy: the announcement queue is full (503).
-	ErrBusy = errors.New("too many announcements waiting")
+	ErrBusy = kindError("too many announcements waiting", player.ErrBusy)
 	// ErrClosed: the service has shut down (503).
-	ErrClosed = errors.New("speech service is shut down")
+	ErrClosed = kindError("speech service is shut down", player.ErrClosed)
 )
+
+type sentinel struct {
+	msg  string
+	kind error
+}
+
+func kindError(msg string, kind error) error { return &sentinel{msg, kind} }
+func (e *sentinel) Error() string            { return e.msg }
+func (e *sentinel) Unwrap() error            { return e.kind }
 
 // Settings are the voice settings of the box (its settings page).
 type Settings struct {
