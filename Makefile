@@ -77,3 +77,19 @@ bench-speech: speech
 	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/amd64 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/speech/
 
 integration: test-speech
+
+# ----------------------------------------------------------------- alsa / VM
+# The ALSA sink played into snd-aloop inside a VM: Debian's arm64 kernel
+# (downloaded once into build/alsa-vm with a private apt configuration) boots
+# under qemu-system-aarch64 (TCG, -nic none) with a Go /init that compares
+# what it played with what it captured. About 20 s when cached.
+APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
+.PHONY: test-vm bench-audio
+test-vm: deps
+	bash services/playerd/internal/output/alsa/vmtest/run.sh
+
+# CPU time per second of audio: decode -> resample -> gain -> S32 -> sink.
+bench-audio:
+	$(GO) test -run '^$$' -bench Pipeline -benchtime 20x ./services/playerd/internal/output/
+
+integration: test-vm

@@ -42,6 +42,7 @@ type pcm interface {
 	Drop() error
 	Drain() error
 	Delay() (int, error)
+	Underruns() int
 	Close() error
 }
 
@@ -143,6 +144,9 @@ func (s *ALSA) Close() error { return s.pcm.Close() }
 
 // DeviceRate is the rate the device runs at (Rate unless it lacks it).
 func (s *ALSA) DeviceRate() int { return s.pcm.Rate() }
+
+// Underruns counts the underruns the device recovered from.
+func (s *ALSA) Underruns() int { return s.pcm.Underruns() }
 
 // DeviceFormat is the sample format the device was opened with.
 func (s *ALSA) DeviceFormat() alsa.Format { return s.pcm.Format() }

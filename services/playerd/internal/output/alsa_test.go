@@ -31,6 +31,7 @@ func (r *recorder) Drop() error         { r.calls = append(r.calls, "drop"); ret
 func (r *recorder) Drain() error        { r.calls = append(r.calls, "drain"); return r.err }
 func (r *recorder) Delay() (int, error) { return r.delay, nil }
 func (r *recorder) Close() error        { return nil }
+func (r *recorder) Underruns() int      { return 0 }
 
 func testFrames(n int) [][2]float64 {
 	fr := make([][2]float64, n)

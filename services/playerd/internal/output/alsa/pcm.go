@@ -3,6 +3,7 @@ package alsa
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"syscall"
 	"time"
@@ -188,7 +189,12 @@ func (p *PCM) setup(cfg Config) error {
 		// scheduling hiccups; Drain starts a stream that never filled up.
 		startThreshold: uint(p.buffer),
 		stopThreshold:  uint(p.buffer),
-		proto:          pcmProtocol,
+		// A silence size of at least the boundary makes the kernel zero
+		// whatever has been played. Without it, an underrun replays stale
+		// audio from the ring buffer until the stream stops: a stutter
+		// instead of a short gap.
+		silenceSize: math.MaxInt64,
+		proto:       pcmProtocol,
 	}
 	if err := p.c.SWParams(&sp); err != nil {
 		return p.errorf("set software parameters: %w", err)

@@ -52,6 +52,9 @@ func TestNegotiate(t *testing.T) {
 			if f.sw.availMin != uint(p.Period()) || f.sw.startThreshold != uint(p.Buffer()) || f.sw.stopThreshold != uint(p.Buffer()) {
 				t.Errorf("sw params %+v", f.sw)
 			}
+			if f.sw.silenceSize < 1<<62 || f.sw.silenceThreshold != 0 {
+				t.Errorf("underruns would replay stale audio: silence size %d, threshold %d", f.sw.silenceSize, f.sw.silenceThreshold)
+			}
 			if f.calls[len(f.calls)-1] != "prepare" {
 				t.Errorf("not prepared: %v", f.calls)
 			}

@@ -1,0 +1,391 @@
+//go:build linux
+
+// Command vmtest is the /init of the ALSA integration VM (run.sh boots it):
+// it loads snd-aloop, plays known audio through the ALSA sink, captures it
+// from the loopback's other end and checks it arrived sample for sample. It
+// prints one RESULT line per case on the console and powers the VM off.
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gopxl/beep/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/storybox/storybox/services/playerd/internal/decode"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
+)
+
+// modules load in this order (each needs the ones before it).
+var modules = []string{"soundcore", "snd", "snd-timer", "snd-pcm", "snd-aloop"}
+
+const (
+	playNode    = "/dev/snd/pcmC0D0p" // loopback: what is played on device 0 ...
+	captureNode = "/dev/snd/pcmC0D1c" // ... is captured on device 1
+	drainTail   = 2 * output.PeriodFrames
+)
+
+func main() {
+	fmt.Println("vmtest: start")
+	if err := setup(); err != nil {
+		fmt.Printf("RESULT setup FAIL %v\n", err)
+	} else {
+		run()
+	}
+	fmt.Println("RESULT done")
+	unix.Sync()
+	if err := unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF); err != nil {
+		fmt.Println("vmtest: power off:", err)
+	}
+	select {}
+}
+
+func setup() error {
+	for _, m := range []struct{ src, dst, fs string }{{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"}} {
+		if err := unix.Mount(m.src, m.dst, m.fs, 0, ""); err != nil {
+			return fmt.Errorf("mount %s: %w", m.dst, err)
+		}
+	}
+	for _, m := range modules {
+		params := ""
+		if m == "snd-aloop" {
+			params = "pcm_substreams=1"
+		}
+		if err := loadModule(filepath.Join("/modules", m+".ko"), params); err != nil {
+			return err
+		}
+	}
+	for range 100 {
+		if _, err := os.Stat(captureNode); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("no loopback device nodes after loading snd-aloop")
+}
+
+func loadModule(path, params string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.FinitModule(int(f.Fd()), params, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("load %s: %w", path, err)
+	}
+	return nil
+}
+
+type testCase struct {
+	name    string
+	spec    string
+	cfg     alsa.Config
+	play    func(s *output.ALSA) ([][2]float64, error) // returns what it sent
+	starved bool                                       // expects an underrun
+}
+
+func run() {
+	s16 := alsa.Config{Formats: []alsa.Format{alsa.S16LE}}
+	cases := []testCase{
+		{name: "pcm-s16", spec: "Loopback,0", cfg: s16, play: playKnown(2*output.Rate, 0)},
+		{name: "pcm-s32", spec: "Loopback,0", cfg: alsa.Config{}, play: playKnown(2*output.Rate, 0)},
+		{name: "beep-flac", spec: "", cfg: alsa.Config{}, play: playFLAC("/tone.flac")},
+		{name: "underrun", spec: "Loopback,0", cfg: s16, play: playKnown(output.Rate, 400*time.Millisecond), starved: true},
+	}
+	for _, tc := range cases {
+		t0 := time.Now()
+		detail, err := runCase(tc)
+		status := "ok"
+		if err != nil {
+			status, detail = "FAIL", err.Error()
+		}
+		fmt.Printf("RESULT %s %s %s wall=%.1fs\n", tc.name, status, detail, time.Since(t0).Seconds())
+	}
+}
+
+// playKnown sends n frames whose 16-bit values never repeat nearby and are
+// never silent, so a lost, doubled or shifted frame cannot match by chance.
+// With pause > 0 it stops feeding halfway for that long: an underrun.
+func playKnown(n int, pause time.Duration) func(*output.ALSA) ([][2]float64, error) {
+	return func(s *output.ALSA) ([][2]float64, error) {
+		sent := make([][2]float64, n)
+		x := uint32(12345)
+		for i := range sent {
+			for c := range 2 {
+				x = x*1664525 + 1013904223
+				v := int16(x >> 16)
+				if v == 0 {
+					v = 1
+				}
+				sent[i][c] = float64(v) / 32767
+			}
+		}
+		for i := 0; i < n; i += output.PeriodFrames {
+			if pause > 0 && i == n/2/output.PeriodFrames*output.PeriodFrames {
+				time.Sleep(pause)
+			}
+			if err := s.Write(sent[i:min(i+output.PeriodFrames, n)]); err != nil {
+				return nil, err
+			}
+		}
+		return sent, nil
+	}
+}
+
+// playFLAC runs the player's chain: decoder, resampler to the device rate,
+// gain, one period per Write.
+func playFLAC(path string) func(*output.ALSA) ([][2]float64, error) {
+	return func(s *output.ALSA) ([][2]float64, error) {
+		dec, format, err := decode.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer dec.Close()
+		if format.SampleRate != 44100 {
+			return nil, fmt.Errorf("%s: %d Hz, want 44100", path, format.SampleRate)
+		}
+		st := beep.Resample(4, format.SampleRate, output.Rate, dec)
+		var sent [][2]float64
+		buf := make([][2]float64, output.PeriodFrames)
+		for {
+			n, ok := st.Stream(buf)
+			for i := range buf[:n] {
+				buf[i][0] *= 0.5
+				buf[i][1] *= 0.5
+			}
+			if n > 0 {
+				sent = append(sent, buf[:n]...)
+				if err := s.Write(buf[:n]); err != nil {
+					return nil, err
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		if err := dec.Err(); err != nil {
+			return nil, err
+		}
+		if len(sent) < 95000 {
+			return nil, fmt.Errorf("decoded only %d frames", len(sent))
+		}
+		return sent, nil
+	}
+}
+
+func runCase(tc testCase) (string, error) {
+	rec, err := startCapture(tc.cfg)
+	if err != nil {
+		return "", err
+	}
+	defer rec.stop()
+	sink, err := output.OpenALSA("/proc/asound", tc.spec, tc.cfg)
+	if err != nil {
+		return "", err
+	}
+	sent, err := tc.play(sink)
+	if err == nil {
+		err = sink.Drain()
+	}
+	underruns, format, rate := sink.Underruns(), sink.DeviceFormat(), sink.DeviceRate()
+	if cerr := sink.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	time.Sleep(300 * time.Millisecond) // let the capture catch up with the end
+	got, err := rec.stop()
+	if err != nil {
+		return "", err
+	}
+	if rate != output.Rate {
+		return "", fmt.Errorf("device rate %d", rate)
+	}
+	want := make([][2]int32, len(sent))
+	for i, fr := range sent {
+		for c := range 2 {
+			if format == alsa.S32LE {
+				want[i][c] = output.ToS32(fr[c])
+			} else {
+				want[i][c] = int32(output.ToS16(fr[c]))
+			}
+		}
+	}
+	m := compare(want, got)
+	detail := fmt.Sprintf("format=%s frames=%d exact=%d drain-tail=%d/%d gaps=%d%v underruns=%d",
+		format, len(want), m.matched, m.tail, len(want)-m.matched, m.gaps, m.gapAt, underruns)
+	switch {
+	case m.err != nil:
+		return "", fmt.Errorf("%s: %w", detail, m.err)
+	case m.gaps != underruns:
+		return "", fmt.Errorf("%s: silent gaps not explained by underruns", detail)
+	case tc.starved && underruns == 0:
+		return "", fmt.Errorf("%s: starving the device caused no underrun", detail)
+	}
+	return detail, nil
+}
+
+type match struct {
+	matched, gaps int // of the frames before the drain tail
+	gapAt         []int
+	tail          int // drain tail frames that arrived intact
+	err           error
+}
+
+// compare walks the capture: every sent frame before the drain tail must
+// appear in order, and the only thing allowed between them is silence after
+// an underrun. The last drainTail frames are only counted: snd-aloop stops
+// copying when playback drains, so what capture returns at the very end is
+// partly zeros and partly stale ring-buffer contents.
+func compare(want, got [][2]int32) match {
+	var m match
+	first := func(s [][2]int32) int {
+		for i, fr := range s {
+			if fr != [2]int32{} {
+				return i
+			}
+		}
+		return -1
+	}
+	w0, g0 := first(want), first(got)
+	if w0 < 0 || g0 < 0 || g0 < w0 {
+		m.err = fmt.Errorf("nothing captured (first sound at %d, sent at %d)", g0, w0)
+		return m
+	}
+	strict := max(0, len(want)-drainTail)
+	g := g0 - w0
+	i := 0
+	for i < strict && g < len(got) {
+		if got[g] == want[i] {
+			i++
+			g++
+			continue
+		}
+		if got[g] != [2]int32{} {
+			m.err = fmt.Errorf("frame %d: captured %v, sent %v (%s)", i, got[g], want[i], whereSent(want, got[g]))
+			return m
+		}
+		for g < len(got) && got[g] == [2]int32{} {
+			g++
+		}
+		m.gaps++
+		m.gapAt = append(m.gapAt, i)
+	}
+	m.matched = i
+	if i < strict {
+		m.err = fmt.Errorf("capture ended after %d of %d frames", i, strict)
+		return m
+	}
+	for ; i < len(want) && g < len(got) && got[g] == want[i]; i, g = i+1, g+1 {
+		m.tail++
+	}
+	return m
+}
+
+// whereSent locates a captured frame among the sent ones, to tell a shifted
+// stream from corrupted data in a failure message.
+func whereSent(want [][2]int32, fr [2]int32) string {
+	for i, w := range want {
+		if w == fr {
+			return fmt.Sprintf("that is sent frame %d", i)
+		}
+	}
+	return "never sent"
+}
+
+type recorder struct {
+	c    *alsa.Capture
+	quit chan struct{}
+	done chan error
+	data []byte
+}
+
+func startCapture(cfg alsa.Config) (*recorder, error) {
+	// 1.4 s of buffer: a VM starved by a busy host must not overrun the
+	// capture, or the comparison would blame the sink.
+	cfg.MinPeriods, cfg.MaxPeriods = 64, 64
+	c, err := alsa.OpenCapture(captureNode, "loopback capture", cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &recorder{c: c, quit: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		fb := c.FrameBytes()
+		buf := make([]byte, c.Period()*fb)
+		for {
+			select {
+			case <-r.quit:
+				r.done <- nil
+				return
+			default:
+			}
+			n, err := c.Read(buf)
+			r.data = append(r.data, buf[:n*fb]...)
+			if err != nil {
+				select {
+				case <-r.quit: // stop woke the read up
+					r.done <- nil
+				default:
+					if errors.Is(err, unix.EBADFD) {
+						// aloop puts capture into DRAINING when the
+						// playback side closes: all data is read.
+						r.done <- nil
+						return
+					}
+					r.done <- err
+				}
+				return
+			}
+		}
+	}()
+	return r, nil
+}
+
+// stop ends the capture and returns the frames, as 32-bit values whatever
+// the format.
+func (r *recorder) stop() ([][2]int32, error) {
+	if r.quit == nil {
+		return nil, errors.New("capture already stopped")
+	}
+	close(r.quit)
+	r.quit = nil
+	// aloop delivers nothing once playback stopped, so a read can block for
+	// good; DROP wakes it. Repeat in case the reader was between reads.
+	var err error
+	deadline := time.After(5 * time.Second)
+wait:
+	for {
+		r.c.Drop()
+		select {
+		case err = <-r.done:
+			break wait
+		case <-deadline:
+			err = errors.New("capture stuck")
+			break wait
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	r.c.Close()
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	fb := r.c.FrameBytes()
+	frames := make([][2]int32, len(r.data)/fb)
+	for i := range frames {
+		for c := range 2 {
+			if r.c.Format() == alsa.S32LE {
+				frames[i][c] = int32(binary.LittleEndian.Uint32(r.data[i*fb+c*4:]))
+			} else {
+				frames[i][c] = int32(int16(binary.LittleEndian.Uint16(r.data[i*fb+c*2:])))
+			}
+		}
+	}
+	return frames, nil
+}
