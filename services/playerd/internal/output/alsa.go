@@ -18,7 +18,13 @@ func alsaOpener(arg string) (Opener, error) {
 	if _, err := alsa.ParseSpec(arg); err != nil {
 		return nil, err
 	}
-	return func() (Sink, error) { return OpenALSA(procAsound, arg, alsa.Config{Rate: Rate, PeriodFrames: PeriodFrames}) }, nil
+	return func() (Sink, error) {
+		s, err := OpenALSA(procAsound, arg, alsa.Config{Rate: Rate, PeriodFrames: PeriodFrames})
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return s, nil
+	}, nil
 }
 
 // OpenALSA opens the playback device spec names (see alsa.Find) as a Sink.

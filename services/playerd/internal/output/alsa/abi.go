@@ -128,7 +128,7 @@ const (
 	iocWrite = 1
 	iocRead  = 2
 
-	iocPVersion = iocRead<<30 | 4<<16 | 'A'<<8 | 0x00
+	iocPVersion = iocRead<<30 | 4<<16 | 'A'<<8 // nr 0x00
 	iocHWRefine = (iocRead|iocWrite)<<30 | unsafe.Sizeof(hwParams{})<<16 | 'A'<<8 | 0x10
 	iocHWParams = (iocRead|iocWrite)<<30 | unsafe.Sizeof(hwParams{})<<16 | 'A'<<8 | 0x11
 	iocSWParams = (iocRead|iocWrite)<<30 | unsafe.Sizeof(swParams{})<<16 | 'A'<<8 | 0x13

@@ -119,14 +119,11 @@ func (p *PCM) setup(cfg Config) error {
 	}
 	hp.setMask(paramAccess, accessRWInterleaved)
 
-	var offered []string
 	p.format = -1
 	for _, f := range cfg.Formats {
 		if hp.hasMask(paramFormat, uint(f)) {
-			offered = append(offered, f.String())
-			if p.format < 0 {
-				p.format = f
-			}
+			p.format = f
+			break
 		}
 	}
 	if p.format < 0 {
