@@ -143,6 +143,15 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			lastLevel = st.Level
 		}
 	}
+	// A few quick samples first, so the estimate is known within a second
+	// of the start instead of after a full smoothing window.
+	for range battery.DefaultOptions.Window - 1 {
+		step()
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(cfg.Interval, 200*time.Millisecond)):
+		}
+	}
 	step()
 	t := time.NewTicker(cfg.Interval)
 	defer t.Stop()

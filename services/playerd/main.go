@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/storybox/storybox/services/playerd/internal/power"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -24,6 +26,11 @@ type Config struct {
 	Output  string
 	Hat     string
 	Version string
+	// The screen and its touch panel: see newDisplay.
+	FB, Console, Touch, TouchAxes string
+	// PowerOff switches the box off on a critical battery; nil means
+	// power.System(power.OnGokrazy()). Tests inject their own.
+	PowerOff power.Func
 }
 
 func parseFlags(args []string) (Config, error) {
@@ -34,6 +41,10 @@ func parseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
 	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
 	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
+	fs.StringVar(&c.FB, "fb", env("PLAYERD_FB", "auto"), "framebuffer device; auto: /dev/fb0 if present, none: headless (env PLAYERD_FB)")
+	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
+	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
+	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
@@ -35,6 +36,8 @@ type app struct {
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
 	homeCfg  *home.Config
 	metrics  *metrics.Reader
+	battery  *battery // nil without -hat
+	display  *display.Display
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -92,6 +95,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
+	a.battery = newBattery(cfg.Hat)
+	if a.display, err = a.newDisplay(); err != nil {
+		return err
+	}
 
 	srv := &http.Server{
 		Handler:           a.handler(),
@@ -110,8 +117,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
+	go func() { defer wg.Done(); _ = a.display.Run(ctx) }()
 	go func() {
 		defer wg.Done()
 		if err := a.player.Run(ctx); err != nil {
@@ -124,11 +132,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
+	a.startBattery(ctx, &wg)
 
 	var runErr error
+	poweringOff := false
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
+	case <-a.battery.criticalC():
+		poweringOff = true
+		a.prepareShutdown()
 	}
 	cancel()
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
@@ -137,6 +150,11 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	wg.Wait()
 	a.saver.Flush() // the player saved its final state on the way out
 	log.Info("playerd stopped")
+	if poweringOff {
+		if err := a.powerOff(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	return runErr
 }
 
@@ -149,6 +167,8 @@ func (a *app) handler() http.Handler {
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
+		Hat:     a.battery.hatSource(),
+		Display: a.display,
 	})
 }
 

@@ -26,7 +26,7 @@ const (
 )
 
 // ErrUnavailable wraps every failure to get a status from hatd.
-var ErrUnavailable = errors.New("battery board service unavailable")
+var ErrUnavailable = errors.New("hatd unreachable")
 
 // Client fetches hatd's status. Safe for concurrent use.
 type Client struct {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/hat"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/power"
+)
+
+// battery connects playerd to hatd: the API's status source, the monitor,
+// the low-battery warning and the clean power-off on critical.
+type battery struct {
+	client   *hat.Client
+	monitor  *hat.Monitor
+	critical chan struct{} // closed once on the first critical level
+	once     sync.Once
+	// OnLevel, when set, also receives every level change: the hook for
+	// the display and speech.
+	OnLevel func(hat.LevelChange)
+}
+
+// newBattery returns nil when -hat is not set.
+func newBattery(socket string) *battery {
+	if socket == "" {
+		return nil
+	}
+	return &battery{client: hat.NewClient(socket, time.Second), critical: make(chan struct{})}
+}
+
+// hatSource is the API's status source, nil without hatd (the API then
+// answers 503).
+func (b *battery) hatSource() api.HatSource {
+	if b == nil {
+		return nil
+	}
+	return b.client
+}
+
+// start polls hatd until ctx ends.
+func (a *app) startBattery(ctx context.Context, wg *sync.WaitGroup) {
+	b := a.battery
+	if b == nil {
+		return
+	}
+	b.monitor = hat.NewMonitor(b.client, hat.MonitorOptions{
+		OnReachable: func(ok bool, err error) {
+			if ok {
+				a.log.Info("battery board service reachable", "socket", a.cfg.Hat)
+			} else {
+				a.log.Warn("battery board service unreachable", "error", err)
+			}
+		},
+		OnLevel: func(c hat.LevelChange) { a.onBatteryLevel(ctx, b, c) },
+	})
+	wg.Add(1)
+	go func() { defer wg.Done(); b.monitor.Run(ctx) }()
+}
+
+func (a *app) onBatteryLevel(ctx context.Context, b *battery, c hat.LevelChange) {
+	a.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
+	if b.OnLevel != nil {
+		b.OnLevel(c)
+	}
+	switch c.To {
+	case hat.LevelLow:
+		go func() {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if _, err := a.player.Announce(actx, hat.WarningTone(int(output.Rate))); err != nil {
+				a.log.Warn("low-battery warning", "error", err)
+			}
+		}()
+	case hat.LevelCritical:
+		b.once.Do(func() { close(b.critical) })
+	}
+}
+
+// criticalC is closed when the battery reached critical; nil without hatd.
+func (b *battery) criticalC() <-chan struct{} {
+	if b == nil {
+		return nil
+	}
+	return b.critical
+}
+
+// prepareShutdown pauses playback so the final saved state keeps the
+// position, before run's normal shutdown saves it.
+func (a *app) prepareShutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := a.player.Do(ctx, player.Command{Action: player.ActPause})
+	if err != nil && !errors.Is(err, player.ErrConflict) {
+		a.log.Warn("pause before power-off", "error", err)
+	}
+}
+
+// powerOff runs after the state is on disk. A failed power-off is returned
+// so playerd exits non-zero and gokrazy restarts it.
+func (a *app) powerOff() error {
+	off := a.cfg.PowerOff
+	if off == nil {
+		off = power.System(power.OnGokrazy())
+	}
+	a.log.Warn("battery critical: powering off")
+	err := off(context.Background())
+	if errors.Is(err, power.ErrDryRun) {
+		a.log.Warn("not on gokrazy: the box would power off now")
+		return nil
+	}
+	return err
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
