@@ -23,9 +23,10 @@ type errorBody struct {
 }
 
 // writeError is the only place that writes an error response. Server-side
-// failures are logged; client errors are not (gokrazy keeps 100 log lines).
+// failures are logged; client errors and 503 (a part that is down, which a
+// poller would otherwise repeat into gokrazy's 100 log lines) are not.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if status >= 500 && h.log != nil {
+	if status >= 500 && status != http.StatusServiceUnavailable && h.log != nil {
 		h.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status), slog.String("error", msg))
 	}
 	writeJSON(w, status, errorBody{Error: msg})

@@ -57,6 +57,8 @@ func (p *Player) enqueueClip(c *clip) error {
 			p.state = Paused
 		}
 		p.ensureSink()
+		// Music and announcements have their own volumes: no ramp between them.
+		p.gain = gainFor(p.clampVolume(p.cfg.AnnounceVolume))
 	}
 	p.clips = append(p.clips, c)
 	return nil
@@ -77,6 +79,7 @@ func (p *Player) finishClip() {
 		}
 	}
 	close(c.done)
+	p.gain = gainFor(p.volume)
 	if p.musicWas == Playing && p.cur != nil {
 		p.state = Playing
 		p.fadeIn = rampFrames

@@ -1,0 +1,57 @@
+// Package testmedia writes small real audio files for tests.
+package testmedia
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// WriteTone writes a 16-bit stereo WAV of a sine tone at freq Hz.
+func WriteTone(path string, seconds float64, rate int, freq float64) error {
+	n := int(seconds * float64(rate))
+	buf := make([]byte, 44, 44+n*4)
+	copy(buf, "RIFF")
+	binary.LittleEndian.PutUint32(buf[4:], uint32(36+n*4))
+	copy(buf[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(buf[16:], 16)
+	binary.LittleEndian.PutUint16(buf[20:], 1)
+	binary.LittleEndian.PutUint16(buf[22:], 2)
+	binary.LittleEndian.PutUint32(buf[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(buf[28:], uint32(rate*4))
+	binary.LittleEndian.PutUint16(buf[32:], 4)
+	binary.LittleEndian.PutUint16(buf[34:], 16)
+	copy(buf[36:], "data")
+	binary.LittleEndian.PutUint32(buf[40:], uint32(n*4))
+	for i := range n {
+		v := uint16(int16(8000 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate))))
+		buf = binary.LittleEndian.AppendUint16(buf, v)
+		buf = binary.LittleEndian.AppendUint16(buf, v)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
+
+// Library writes folders of tones under root: each key is a relative folder
+// path, each value the track lengths in seconds.
+func Library(root string, folders map[string][]float64) error {
+	for dir, lengths := range folders {
+		for i, s := range lengths {
+			name := filepath.Join(root, dir, "Folge "+itoa(i+1)+".wav")
+			if err := WriteTone(name, s, 44100, 220*float64(i+1)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
