@@ -31,7 +31,7 @@ func (h *handler) showMessage(w http.ResponseWriter, r *http.Request, req *messa
 	}
 	m, err := h.Display.ShowMessage(display.MessageRequest{Message: req.Message, Title: &title, DurationMS: ms})
 	if errors.Is(err, display.ErrInvalidMessage) {
-		h.fail(w, r, badRequest("%s", errors.Unwrap(err).Error()))
+		h.fail(w, r, badRequest("%s", err.Error()))
 		return
 	}
 	if err != nil {

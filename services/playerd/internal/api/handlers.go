@@ -180,5 +180,5 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+	h.showMessage(w, r, &req)
 }

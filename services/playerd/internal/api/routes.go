@@ -48,6 +48,7 @@ type Deps struct {
 	Metrics func() any // the /api/system/metrics object
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
+	Display Display    // optional
 }
 
 type handler struct {
@@ -83,6 +84,9 @@ func (h *handler) routes(r *mux.Router) {
 	get("/api/hat/status", h.hatStatus)
 	get("/api/mupihat/status", h.hatStatus)
 	get("/api/system/metrics", h.metrics)
+	get("/api/message", h.activeMessage)
+	get("/api/ui-state", h.uiState)
+	get("/api/display/screenshot", h.screenshot)
 
 	post("/api/command", h.command)
 	post("/api/speak", h.speak)

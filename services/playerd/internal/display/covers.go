@@ -3,7 +3,6 @@ package display
 import (
 	"bytes"
 	"container/list"
-	"context"
 	"image"
 	_ "image/gif" // cover formats found in audio files and folders
 	_ "image/jpeg"
@@ -53,7 +52,7 @@ func coverID(ref *string) string {
 }
 
 // get returns the cover scaled to size×size, or nil when there is none.
-func (c *coverCache) get(ctx context.Context, id string, size int) *image.RGBA {
+func (c *coverCache) get(id string, size int) *image.RGBA {
 	if c == nil || c.src == nil || id == "" || size <= 0 {
 		return nil
 	}
@@ -68,7 +67,7 @@ func (c *coverCache) get(ctx context.Context, id string, size int) *image.RGBA {
 		delete(c.entries, k)
 	}
 	e := &coverEntry{key: k}
-	if img, err := c.load(ctx, id, size); err == nil {
+	if img, err := c.load(id, size); err == nil {
 		e.img = img
 	} else {
 		e.failed = c.now()
@@ -82,8 +81,8 @@ func (c *coverCache) get(ctx context.Context, id string, size int) *image.RGBA {
 	return e.img
 }
 
-func (c *coverCache) load(ctx context.Context, id string, size int) (*image.RGBA, error) {
-	b, err := c.src.Cover(ctx, id)
+func (c *coverCache) load(id string, size int) (*image.RGBA, error) {
+	b, _, err := c.src.Cover(id)
 	if err != nil {
 		return nil, err
 	}

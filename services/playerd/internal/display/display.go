@@ -16,7 +16,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+// Size of the headless frame unless Options.Size says otherwise: the
+// official 7" Raspberry Pi display.
+const (
+	DefaultWidth  = 800
+	DefaultHeight = 480
 )
 
 // Options configure a Display. Zero values mean the defaults.
@@ -59,7 +67,7 @@ type Display struct {
 	frame     *image.RGBA
 	shown     *view
 	targets   []target
-	home      Home
+	home      home.Home
 	homeAt    time.Time
 	homeStale bool
 }
@@ -73,7 +81,7 @@ func New(o Options) (*Display, error) {
 		o.Size = o.Screen.Size()
 	}
 	if o.Size == (image.Point{}) {
-		o.Size = image.Pt(800, 480)
+		o.Size = image.Pt(DefaultWidth, DefaultHeight)
 	}
 	if o.Size.X < 320 || o.Size.Y < 240 {
 		return nil, fmt.Errorf("display: screen %dx%d is too small (at least 320x240)", o.Size.X, o.Size.Y)
@@ -100,7 +108,7 @@ func New(o Options) (*Display, error) {
 	return &Display{
 		o:     o,
 		wake:  make(chan struct{}, 1),
-		r:     &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now), ctx: context.Background()},
+		r:     &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
 		frame: image.NewRGBA(image.Rectangle{Max: o.Size}),
 	}, nil
 }
@@ -109,10 +117,6 @@ func New(o Options) (*Display, error) {
 // touch source into Tap. It closes the screen and the touch source when it
 // returns.
 func (d *Display) Run(ctx context.Context) error {
-	if d.o.Touch != nil {
-		go d.touchLoop(ctx)
-		defer d.o.Touch.Close()
-	}
 	defer func() {
 		if d.o.Screen == nil {
 			return
@@ -124,13 +128,18 @@ func (d *Display) Run(ctx context.Context) error {
 		}
 		d.o.Screen = nil
 	}()
+	changed := d.o.Player.Changed()
+	if err := d.refresh(ctx); err != nil {
+		d.o.OnError(err)
+	}
+	// Taps start after the first frame: they act on what is on screen.
+	if d.o.Touch != nil {
+		go d.touchLoop(ctx)
+		defer d.o.Touch.Close()
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		changed := d.o.Player.Changed()
-		if err := d.refresh(ctx); err != nil {
-			d.o.OnError(err)
-		}
 		timer.Reset(d.nextWake())
 		select {
 		case <-ctx.Done():
@@ -138,6 +147,10 @@ func (d *Display) Run(ctx context.Context) error {
 		case <-changed:
 		case <-d.wake:
 		case <-timer.C:
+		}
+		changed = d.o.Player.Changed()
+		if err := d.refresh(ctx); err != nil {
+			d.o.OnError(err)
 		}
 	}
 }
@@ -191,9 +204,7 @@ func (d *Display) refresh(ctx context.Context) error {
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
 		return nil
 	}
-	d.r.ctx = ctx
 	d.targets = d.r.render(d.frame, &v)
-	d.r.ctx = context.Background()
 	d.shown = &v
 	if d.o.Screen != nil {
 		if err := d.o.Screen.Show(d.frame); err != nil {
@@ -264,7 +275,7 @@ func (d *Display) build(st player.Status) view {
 	for _, c := range cats {
 		h.Tabs = append(h.Tabs, label(c.Labels, d.o.Lang, c.ID))
 	}
-	var items []HomeItem
+	var items []home.Item
 	if d.tab < len(cats) {
 		for _, row := range cats[d.tab].Rows {
 			items = append(items, row.Items...)
@@ -314,7 +325,13 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	if !ok {
 		return nil
 	}
-	defer d.poke()
+	// Draw the result at once, so the child sees the tap took, and the next
+	// tap meets the new targets.
+	defer func() {
+		if err := d.refresh(ctx); err != nil {
+			d.o.OnError(err)
+		}
+	}()
 	switch act.kind {
 	case actCommand, actPlayItem:
 		cmd := act.cmd
@@ -416,4 +433,24 @@ func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("display: encode screenshot: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// UIState is what the screen shows, for clients that mirror the box
+// (GET /api/ui-state).
+type UIState struct {
+	Screen     string   `json:"screen"` // "home" or "playing"
+	Message    *Message `json:"message"`
+	BatteryLow bool     `json:"battery_low"`
+}
+
+// UIState reports the current screen state.
+func (d *Display) UIState() UIState {
+	d.mu.Lock()
+	s := UIState{Screen: "home", BatteryLow: d.batteryLow}
+	if d.screen == screenPlaying {
+		s.Screen = "playing"
+	}
+	d.mu.Unlock()
+	s.Message = d.ActiveMessage()
+	return s
 }

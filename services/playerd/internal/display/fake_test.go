@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"image"
-	"image/color"
 	"image/png"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -107,47 +107,55 @@ func playingStatus() player.Status {
 }
 
 // testHome has two categories; the first holds more tiles than one page.
-func testHome() Home {
-	var items []HomeItem
+func testHome() home.Home {
+	var items []home.Item
 	titles := []string{"Bibi Blocksberg", "Benjamin Blümchen", "Die drei ???", "Pumuckl", "Räuber Hotzenplotz",
 		"Sams", "Das kleine Gespenst", "Jim Knopf", "Die Schule der magischen Tiere", "Ötzi"}
 	for i, t := range titles {
 		id := fmt.Sprintf("f%02d", i)
-		it := HomeItem{ID: id, Kind: "local-folder", Title: t, Subtitle: "12 Titel",
+		it := home.Item{ID: id, Kind: "local-folder", Title: t, Subtitle: "12 Titel",
 			Command: player.Command{Action: player.ActFolder, FolderID: id}}
 		if i%3 != 2 { // every third has no cover: placeholder tile
 			it.Cover = str("/api/cover/" + id)
 		}
 		items = append(items, it)
 	}
-	return Home{Categories: []Category{
-		{ID: "audiobooks", Labels: map[string]string{"de": "Hörbücher", "en": "Audiobooks"},
-			Rows: []Row{{ID: "local-library", Items: items[:6]}, {ID: "more", Items: items[6:]}}},
-		{ID: "music", Labels: map[string]string{"de": "Musik", "en": "Music"},
-			Rows: []Row{{ID: "local-library", Items: items[2:4]}}},
-		{ID: "radio", Labels: map[string]string{"de": "Radio"}},
+	return home.Home{Categories: []home.Category{
+		{ID: "audiobooks", Labels: home.Labels{"de": "Hörbücher", "en": "Audiobooks"},
+			Rows: []home.Row{{ID: "local-library", Items: items[:6]}, {ID: "more", Items: items[6:]}}},
+		{ID: "music", Labels: home.Labels{"de": "Musik", "en": "Music"},
+			Rows: []home.Row{{ID: "local-library", Items: items[2:4]}}},
+		{ID: "radio", Labels: home.Labels{"de": "Radio"}},
 	}}
 }
 
-// testCovers draws a distinct deterministic picture per id.
+// testCovers draws a distinct deterministic picture per id. Encoded covers
+// are kept across tests: encoding is slow under the race detector.
 func testCovers(t testing.TB) CoverSource {
-	return CoverFunc(func(_ context.Context, id string) ([]byte, error) {
+	return coverFunc(func(id string) ([]byte, string, error) {
+		if b, ok := coverBytes.Load(id); ok {
+			return b.([]byte), "image/png", nil
+		}
 		f := fnv.New32a()
 		f.Write([]byte(id))
 		h := uint8(f.Sum32() % 251)
 		img := image.NewRGBA(image.Rect(0, 0, 300, 240))
 		for y := 0; y < 240; y++ {
 			for x := 0; x < 300; x++ {
-				img.Set(x, y, color.RGBA{uint8(x*255/300) + h, uint8(y) ^ h, 255 - h, 0xff})
+				i := img.PixOffset(x, y)
+				img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = uint8(x*255/300)+h, uint8(y)^h, 255-h, 0xff
 			}
 		}
 		var b bytes.Buffer
 		if err := png.Encode(&b, img); err != nil {
 			t.Fatal(err)
 		}
-		return b.Bytes(), nil
+		coverBytes.Store(id, b.Bytes())
+		return b.Bytes(), "image/png", nil
 	})
 }
+
+var coverBytes sync.Map
 
 // fakeClock is a settable time source.
 type fakeClock struct {
@@ -173,7 +181,7 @@ func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fake
 	h := testHome()
 	o := Options{
 		Player: p,
-		Home:   HomeFunc(func(context.Context) (Home, error) { return h, nil }),
+		Home:   HomeFunc(func(context.Context) (home.Home, error) { return h, nil }),
 		Covers: testCovers(t),
 		Now:    clk.now,
 	}
@@ -186,3 +194,7 @@ func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fake
 	}
 	return d, clk
 }
+
+type coverFunc func(id string) ([]byte, string, error)
+
+func (f coverFunc) Cover(id string) ([]byte, string, error) { return f(id) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"image"
+	"image/draw"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -166,12 +167,13 @@ func diffPixels(a, b image.Image, r image.Rectangle) int {
 	if a.Bounds() != b.Bounds() {
 		return r.Dx() * r.Dy()
 	}
+	ra, rb := toRGBA(a), toRGBA(b)
 	n := 0
 	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			r1, g1, b1, _ := a.At(x, y).RGBA()
-			r2, g2, b2, _ := b.At(x, y).RGBA()
-			if absDiff(r1, r2) > pixelTol || absDiff(g1, g2) > pixelTol || absDiff(b1, b2) > pixelTol {
+		pa := ra.Pix[ra.PixOffset(r.Min.X, y):ra.PixOffset(r.Max.X, y)]
+		pb := rb.Pix[rb.PixOffset(r.Min.X, y):rb.PixOffset(r.Max.X, y)]
+		for i := 0; i < len(pa); i += 4 {
+			if absDiff(pa[i], pb[i]) > pixelTol || absDiff(pa[i+1], pb[i+1]) > pixelTol || absDiff(pa[i+2], pb[i+2]) > pixelTol {
 				n++
 			}
 		}
@@ -179,8 +181,16 @@ func diffPixels(a, b image.Image, r image.Rectangle) int {
 	return n
 }
 
-func absDiff(a, b uint32) uint32 {
-	a, b = a>>8, b>>8
+func toRGBA(img image.Image) *image.RGBA {
+	if r, ok := img.(*image.RGBA); ok {
+		return r
+	}
+	r := image.NewRGBA(img.Bounds())
+	draw.Draw(r, r.Rect, img, r.Rect.Min, draw.Src)
+	return r
+}
+
+func absDiff(a, b uint8) uint8 {
 	if a > b {
 		return a - b
 	}

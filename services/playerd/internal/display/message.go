@@ -39,8 +39,14 @@ type Message struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
+// messageError is a refused message; its text is for the client.
+type messageError struct{ msg string }
+
+func (e *messageError) Error() string        { return e.msg }
+func (e *messageError) Is(target error) bool { return target == ErrInvalidMessage }
+
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidMessage}, args...)...)
+	return &messageError{fmt.Sprintf(format, args...)}
 }
 
 // validate checks a request and returns the cleaned title, text and duration.

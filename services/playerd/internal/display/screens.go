@@ -1,7 +1,6 @@
 package display
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
 	"image"
@@ -10,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -35,7 +35,7 @@ type view struct {
 type homeView struct {
 	Tabs       []string
 	Tab        int
-	Tiles      []HomeItem // this page only
+	Tiles      []home.Item // this page only
 	Page       int
 	Pages      int
 	NowPlaying bool // the player has a queue: offer the way back
@@ -77,7 +77,6 @@ var textsByLang = map[string]texts{
 type renderer struct {
 	f      *faces
 	covers *coverCache
-	ctx    context.Context
 }
 
 func (r *renderer) render(dst *image.RGBA, v *view) []target {
@@ -160,7 +159,7 @@ func (r *renderer) pageDots(dst *image.RGBA, l homeLayout, page, pages int) {
 // cover draws the cover image, or a coloured square with the initial when
 // there is none, so every tile is recognisable.
 func (r *renderer) cover(dst *image.RGBA, rect image.Rectangle, id, title string) {
-	if img := r.covers.get(r.ctx, id, rect.Dx()); img != nil && rect.Dx() == rect.Dy() {
+	if img := r.covers.get(id, rect.Dx()); img != nil && rect.Dx() == rect.Dy() {
 		mask := image.NewAlpha(rect)
 		roundRect(mask, rect, 14, color.Alpha{A: 0xff})
 		draw.DrawMask(dst, rect, img, image.Point{}, mask, rect.Min, draw.Over)

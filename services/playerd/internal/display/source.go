@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -19,55 +20,19 @@ type Player interface {
 
 // HomeSource gives the model behind GET /api/home.
 type HomeSource interface {
-	Home(ctx context.Context) (Home, error)
+	Home(ctx context.Context) (home.Home, error)
 }
 
 // HomeFunc adapts a function to HomeSource.
-type HomeFunc func(ctx context.Context) (Home, error)
+type HomeFunc func(ctx context.Context) (home.Home, error)
 
 // Home implements HomeSource.
-func (f HomeFunc) Home(ctx context.Context) (Home, error) { return f(ctx) }
+func (f HomeFunc) Home(ctx context.Context) (home.Home, error) { return f(ctx) }
 
-// CoverSource gives the image bytes (JPEG, PNG, GIF or WebP) of a cover id,
-// the <id> of "/api/cover/<id>".
+// CoverSource gives the image (JPEG, PNG, GIF or WebP) and its MIME type for
+// a cover id, the <id> of "/api/cover/<id>"; *library.Library is one.
 type CoverSource interface {
-	Cover(ctx context.Context, id string) ([]byte, error)
-}
-
-// CoverFunc adapts a function to CoverSource.
-type CoverFunc func(ctx context.Context, id string) ([]byte, error)
-
-// Cover implements CoverSource.
-func (f CoverFunc) Cover(ctx context.Context, id string) ([]byte, error) { return f(ctx, id) }
-
-// Home mirrors the /api/home body; the home package converts into it.
-type Home struct {
-	Categories []Category
-}
-
-// Category is one tab of the home screen.
-type Category struct {
-	ID     string
-	Labels map[string]string // language code → label
-	Rows   []Row
-}
-
-// Row groups items within a category; the screen shows the rows of the
-// selected category one after another in one grid.
-type Row struct {
-	ID     string
-	Labels map[string]string
-	Items  []HomeItem
-}
-
-// HomeItem is one tile. Command is sent unchanged to the player on a tap.
-type HomeItem struct {
-	ID       string
-	Kind     string
-	Title    string
-	Subtitle string
-	Cover    *string // "/api/cover/<id>" or nil
-	Command  player.Command
+	Cover(id string) ([]byte, string, error)
 }
 
 // Screen is where frames go: the framebuffer, or nothing when headless.
