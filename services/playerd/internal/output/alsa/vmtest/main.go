@@ -98,6 +98,15 @@ func run() {
 		{name: "beep-flac", spec: "", cfg: alsa.Config{}, play: playFLAC("/tone.flac")},
 		{name: "underrun", spec: "Loopback,0", cfg: s16, play: playKnown(output.Rate, 400*time.Millisecond), starved: true},
 	}
+	defer func() {
+		t0 := time.Now()
+		detail, err := runEngine()
+		status := "ok"
+		if err != nil {
+			status, detail = "FAIL", err.Error()
+		}
+		fmt.Printf("RESULT engine %s %s wall=%.1fs\n", status, detail, time.Since(t0).Seconds())
+	}()
 	for _, tc := range cases {
 		t0 := time.Now()
 		detail, err := runCase(tc)
@@ -301,10 +310,11 @@ func whereSent(want [][2]int32, fr [2]int32) string {
 }
 
 type recorder struct {
-	c    *alsa.Capture
-	quit chan struct{}
-	done chan error
-	data []byte
+	c       *alsa.Capture
+	quit    chan struct{}
+	done    chan error
+	data    []byte
+	arrived []time.Time // when each read returned, one per period
 }
 
 func startCapture(cfg alsa.Config) (*recorder, error) {
@@ -328,6 +338,9 @@ func startCapture(cfg alsa.Config) (*recorder, error) {
 			}
 			n, err := c.Read(buf)
 			r.data = append(r.data, buf[:n*fb]...)
+			if n > 0 {
+				r.arrived = append(r.arrived, time.Now())
+			}
 			if err != nil {
 				select {
 				case <-r.quit: // stop woke the read up

@@ -1,0 +1,105 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+type catalog map[string]library.Folder
+
+func (c catalog) Folder(id string) (library.Folder, bool) { f, ok := c[id]; return f, ok }
+
+// runEngine drives the player engine as playerd does with -output alsa: play
+// a folder, pause it, shut down. It measures, from the capture side, how
+// long the command took to become sound and the pause to become silence.
+func runEngine() (string, error) {
+	rec, err := startCapture(alsa.Config{})
+	if err != nil {
+		return "", err
+	}
+	defer rec.stop()
+	open, err := output.Parse("alsa")
+	if err != nil {
+		return "", err
+	}
+	f := library.Folder{ID: "f", Name: "Tone", Tracks: []library.Track{{ID: "t", Title: "Tone", Duration: 2, Path: "/tone.flac"}}}
+	var devErr error
+	p := player.New(player.Config{Open: open, Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100,
+		OnDevice: func(err error) { devErr = err }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond) // the engine opens the device at start
+
+	played := time.Now()
+	if _, err := p.Do(ctx, player.Command{Action: player.ActFolder, FolderID: "f"}); err != nil {
+		cancel()
+		return "", err
+	}
+	time.Sleep(time.Second)
+	paused := time.Now()
+	st, err := p.Do(ctx, player.Command{Action: player.ActPause})
+	if err != nil {
+		cancel()
+		return "", err
+	}
+	time.Sleep(500 * time.Millisecond)
+	closed := time.Now()
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return "", fmt.Errorf("engine: %w", err)
+	}
+	if devErr != nil {
+		return "", fmt.Errorf("engine reported the device: %w", devErr)
+	}
+	if st.State != player.Paused {
+		return "", fmt.Errorf("state after pause: %s", st.State)
+	}
+	got, err := rec.stop()
+	if err != nil {
+		return "", err
+	}
+	first, last := -1, -1
+	for i, fr := range got {
+		if fr != [2]int32{} {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return "", errors.New("the engine played nothing")
+	}
+	heardFirst, heardLast := rec.heardAt(first), rec.heardAt(last)
+	sounding := float64(last-first+1) / output.Rate
+	detail := fmt.Sprintf("play->sound=%dms pause->silence=%dms sounded=%.2fs",
+		heardFirst.Sub(played).Milliseconds(), heardLast.Sub(paused).Milliseconds(), sounding)
+	switch {
+	case heardFirst.Before(played):
+		return "", fmt.Errorf("%s: sound before play", detail)
+	case heardLast.After(closed):
+		return "", fmt.Errorf("%s: still sounding when the engine shut down", detail)
+	case sounding < 0.5 || sounding > 1.5:
+		return "", fmt.Errorf("%s: want about 1 s of sound", detail)
+	}
+	return detail, nil
+}
+
+// heardAt estimates when captured frame i came out of the loopback: its read
+// returned once the period that holds it was complete.
+func (r *recorder) heardAt(i int) time.Time {
+	per := r.c.Period()
+	k := min(i/per, len(r.arrived)-1)
+	end := (k + 1) * per
+	return r.arrived[k].Add(-time.Duration(end-1-i) * time.Second / output.Rate)
+}
