@@ -1,0 +1,58 @@
+package library
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/storybox/storybox/services/playerd/internal/testmedia"
+)
+
+// benchLibrary writes 10,000 tracks: 500 folders of 20 short WAV files.
+func benchLibrary(b *testing.B) string {
+	root := b.TempDir()
+	src := filepath.Join(root, ".src.wav")
+	if err := testmedia.WriteTone(src, 0.05, 44100, 440); err != nil {
+		b.Fatal(err)
+	}
+	data, _ := os.ReadFile(src)
+	for f := range 500 {
+		dir := filepath.Join(root, fmt.Sprintf("Serie %d", f/50), fmt.Sprintf("Folge %d", f))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for t := range 20 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("Kapitel %d.wav", t)), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// BenchmarkScan10000 is the first scan of 10,000 tracks (every file read).
+func BenchmarkScan10000(b *testing.B) {
+	root := benchLibrary(b)
+	for b.Loop() {
+		st, err := New(root, "").Scan()
+		if err != nil || st.Tracks != 10000 {
+			b.Fatal(st, err)
+		}
+	}
+}
+
+// BenchmarkRescan10000 is a restart or rescan with the cache: no file read.
+func BenchmarkRescan10000(b *testing.B) {
+	root := benchLibrary(b)
+	cache := filepath.Join(b.TempDir(), "cache.json")
+	if _, err := New(root, cache).Scan(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		st, err := New(root, cache).Scan()
+		if err != nil || st.Read != 0 {
+			b.Fatal(st, err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestWriteReadAndNoTornFiles(t *testing.T) {
+	dir := t.TempDir()
+	want := Saved{Volume: 25, Queue: &Queue{FolderID: "f", Index: 2, Position: 12.5},
+		Resume: map[string]ResumePoint{"f": {Index: 2, TrackID: "t", Position: 12.5, UpdatedAt: time.Unix(100, 0).UTC()}}}
+	if err := WriteJSON(filepath.Join(dir, FileName), want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil || got.Volume != 25 || got.Queue.Position != 12.5 || got.Resume["f"].TrackID != "t" {
+		t.Fatalf("load: %+v %v", got, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestMissingAndCorruptState(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Load(dir)
+	if err != nil || s.Volume != 0 || s.Resume == nil {
+		t.Errorf("missing file: %+v %v", s, err)
+	}
+	for _, junk := range []string{"{", `{"volume":"loud"}`, "\x00\x01", `[1,2]`} {
+		if err := os.WriteFile(filepath.Join(dir, FileName), []byte(junk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(dir)
+		if !errors.Is(err, ErrCorrupt) || s.Volume != 0 || s.Queue != nil || s.Resume == nil {
+			t.Errorf("%q: %+v %v, want defaults and ErrCorrupt", junk, s, err)
+		}
+	}
+}
+
+// A half-decodable file must not leave the destination half filled.
+func TestReadJSONLeavesTargetAloneOnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.json")
+	if err := os.WriteFile(path, []byte(`{"volume":40,"queue":{"index":"x"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Saved{Volume: 7}
+	if err := ReadJSON(path, &s); !errors.Is(err, ErrCorrupt) || s.Volume != 7 {
+		t.Errorf("%v, volume %d", err, s.Volume)
+	}
+}
+
+func TestSaverWritesTheNewestState(t *testing.T) {
+	dir := t.TempDir()
+	var failures []error
+	sv := NewSaver(dir, func(err error) { failures = append(failures, err) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sv.Run(ctx); close(done) }()
+	for v := 1; v <= 50; v++ {
+		sv.Save(Saved{Volume: v})
+	}
+	cancel()
+	<-done
+	sv.Flush()
+	s, err := Load(dir)
+	if err != nil || s.Volume != 50 {
+		t.Errorf("after flush: volume %d %v, want the newest (50)", s.Volume, err)
+	}
+	if len(failures) > 0 {
+		t.Error(failures)
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	a := Saved{Queue: &Queue{Index: 1}, Resume: map[string]ResumePoint{"x": {Index: 1}}}
+	b := a.Clone()
+	b.Queue.Index = 2
+	b.Resume["x"] = ResumePoint{Index: 3}
+	if a.Queue.Index != 1 || a.Resume["x"].Index != 1 {
+		t.Error("clone shares memory with the original")
+	}
+}
