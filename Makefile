@@ -33,14 +33,15 @@ build:
 
 # ------------------------------------------------------------------------ run
 .PHONY: run
-run: build
+run: deps build speech
 	@mkdir -p $(RUN_DIR)/data $(RUN_DIR)/media
 	@test -n "$$(ls -A $(RUN_DIR)/media)" || $(GO) run ./services/playerd/cmd/demomedia $(RUN_DIR)/media
 	@# hatd simulates the battery board; both stop on Ctrl-C (a background job
 	@# ignores SIGINT, so the trap ends it).
 	@$(BIN)/hatd -sim -socket $(RUN_DIR)/hatd.sock & hatd=$$!; \
 	trap 'kill $$hatd 2>/dev/null; wait $$hatd 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null -hat $(RUN_DIR)/hatd.sock
+	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null -hat $(RUN_DIR)/hatd.sock \
+		-speech-program $(SPEECH_DIR)/amd64/storybox-speak -speech-data $(SPEECH_DIR)/amd64/data
 
 # ----------------------------------------------------------------------- test
 # `integration` collects the slower tests (VMs, image boot, speech programs);
@@ -93,3 +94,48 @@ bench-audio:
 	$(GO) test -run '^$$' -bench Pipeline -benchtime 20x ./services/playerd/internal/output/
 
 integration: test-vm
+
+# ---------------------------------------------------------------------- image
+# The appliance image (gokrazy-instance/, board/, docs/image.md). gok is built
+# from the pinned tools module (`go install gok@version` fails on the proxy).
+# The update password is generated on the first build into the git-ignored
+# gokrazy-instance/.secrets and reused after; keep it, `make update` needs it.
+# PI_IMAGE_BYTES: size of the SD card; /perm gets all but 1.1 GB of it. The
+# default fits every "4 GB" card; use `blockdev --getsize64 /dev/sdX` for more.
+APT_PACKAGES += qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq
+GOK            := $(BIN)/gok
+IMAGE_DIR      := $(CURDIR)/build/image
+PI_IMAGE_BYTES ?= 3758096384
+VM_IMAGE_BYTES ?= 2147483648
+IMAGE_ENV      := GOK=$(GOK) GO=$(GO)
+.PHONY: gok image vm-image vm update test-boot
+$(GOK): gokrazy-instance/tools/go.mod gokrazy-instance/tools/go.sum
+	cd gokrazy-instance/tools && CGO_ENABLED=0 $(GO) build -o $(GOK) github.com/gokrazy/tools/cmd/gok
+gok: $(GOK)
+
+# Flashable Raspberry Pi image (arm64, kernel.rpi, firmware, EEPROM), /perm
+# formatted with the demo library: build/image/storybox.img
+image: $(GOK) speech
+	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox $(IMAGE_DIR)/storybox.img $(PI_IMAGE_BYTES)
+
+# The same box for amd64 (kernel.amd64, -output=null, simulated battery board).
+vm-image: $(GOK) speech
+	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox-vm $(IMAGE_DIR)/storybox-vm.img $(VM_IMAGE_BYTES)
+
+# Boots the amd64 image in qemu: API on 127.0.0.1:8090, gokrazy web interface
+# on 127.0.0.1:9080, serial console here (Ctrl-A X quits). The guest has no
+# network beyond qemu's restricted user-mode stack.
+vm: vm-image
+	gokrazy-instance/boot-test.sh run $(IMAGE_DIR)/storybox-vm.img
+
+# Over-the-air update of a running box (A/B root partitions; /perm is kept).
+# BOX=host-or-ip when the name "storybox" does not resolve on your network.
+update: $(GOK) speech
+	$(IMAGE_ENV) gokrazy-instance/update.sh storybox $(BOX)
+
+# Builds both images, boots each under qemu (TCG) and checks it through the API.
+test-boot: deps vm-image image
+	gokrazy-instance/boot-test.sh vm $(IMAGE_DIR)/storybox-vm.img
+	gokrazy-instance/boot-test.sh pi $(IMAGE_DIR)/storybox.img
+
+integration: test-boot

@@ -15,12 +15,14 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
+	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -38,6 +40,7 @@ type app struct {
 	metrics  *metrics.Reader
 	battery  *battery // nil without -hat
 	display  *display.Display
+	speech   *speech.Service
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -99,6 +102,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
+	a.speech = a.newSpeech()
+	if a.battery != nil {
+		a.battery.OnLevel = func(c hat.LevelChange) { a.batteryNotice(ctx, c) }
+	}
 
 	srv := &http.Server{
 		Handler:           a.handler(),
@@ -117,8 +124,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
+	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.display.Run(ctx) }()
 	go func() {
 		defer wg.Done()
@@ -169,6 +177,7 @@ func (a *app) handler() http.Handler {
 		Metrics: func() any { return a.metrics.Read() },
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
+		Speaker: a.speech,
 	})
 }
 
