@@ -99,13 +99,18 @@ func run() {
 		{name: "underrun", spec: "Loopback,0", cfg: s16, play: playKnown(output.Rate, 400*time.Millisecond), starved: true},
 	}
 	defer func() {
-		t0 := time.Now()
-		detail, err := runEngine()
-		status := "ok"
-		if err != nil {
-			status, detail = "FAIL", err.Error()
+		for _, c := range []struct {
+			name string
+			run  func() (string, error)
+		}{{"engine", runEngine}, {"unplug", runUnplug}} {
+			t0 := time.Now()
+			detail, err := c.run()
+			status := "ok"
+			if err != nil {
+				status, detail = "FAIL", err.Error()
+			}
+			fmt.Printf("RESULT %s %s %s wall=%.1fs\n", c.name, status, detail, time.Since(t0).Seconds())
 		}
-		fmt.Printf("RESULT engine %s %s wall=%.1fs\n", status, detail, time.Since(t0).Seconds())
 	}()
 	for _, tc := range cases {
 		t0 := time.Now()
