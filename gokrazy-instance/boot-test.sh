@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# boot-test.sh MODE IMAGE
+#
+# Boots a storybox gokrazy image under QEMU (TCG, direct kernel boot) and
+# checks it from the outside, through loopback-only port forwards:
+#
+#   vm   amd64 image (storybox-vm): API ready, library from /perm/media, a
+#        folder plays (state playing, position advancing), gokrazy's web
+#        interface answers on 9080 and not on 80, clean power-off.
+#   pi   Raspberry Pi image (storybox, kernel.rpi) under `-M virt`, the image
+#        exactly as flashed: API ready.
+#   run  amd64 image, interactive: serial console on this terminal, API on
+#        127.0.0.1:$API_PORT (default 8090), web interface on 127.0.0.1:9080.
+#        Quit with Ctrl-A X.
+#
+# The guest never gets a network beyond QEMU's user-mode stack with
+# restrict=on; every forward binds 127.0.0.1 only. The test modes run the
+# image through -snapshot, so the image file stays as it was built.
+#
+# Environment: API_PORT, UI_PORT (host ports), BOOT_TIMEOUT (seconds, default
+# 300), SECRETS_DIR (where build-image.sh keeps the update password),
+# LOG_DIR (serial logs, default: next to the image).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+mode=${1:?usage: boot-test.sh vm|pi|run IMAGE}
+img=${2:?usage: boot-test.sh vm|pi|run IMAGE}
+SECRETS_DIR=${SECRETS_DIR:-$here/.secrets}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+LOG_DIR=${LOG_DIR:-$(dirname "$img")}
+
+# A port is taken when something on 127.0.0.1 accepts a connection on it.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# free_port BASE: the first port from BASE on that nobody listens on, so the
+# test never talks to another program's server (other tests run in parallel).
+free_port() {
+	local p=$1
+	while port_busy "$p" || [[ " $taken " == *" $p "* ]]; do p=$((p + 1)); done
+	echo "$p"
+}
+taken=
+case $mode in
+vm | pi)
+	API_PORT=${API_PORT:-$(free_port 38090)}
+	taken="$taken $API_PORT"
+	UI_PORT=${UI_PORT:-$(free_port 39080)}
+	taken="$taken $UI_PORT"
+	WEB80_PORT=${WEB80_PORT:-$(free_port 38080)}
+	;;
+run) API_PORT=${API_PORT:-8090} UI_PORT=${UI_PORT:-9080} WEB80_PORT= ;;
+*) echo "boot-test: unknown mode $mode (want vm, pi or run)" >&2; exit 2 ;;
+esac
+
+fail() {
+	echo "boot-test[$mode]: FAIL: $*" >&2
+	if [ -n "${serial:-}" ] && [ -s "$serial" ]; then
+		echo "---- last 40 lines of the serial console ($serial) ----" >&2
+		tail -n 40 "$serial" >&2
+	fi
+	exit 1
+}
+say() { echo "boot-test[$mode]: $*"; }
+
+[ -f "$img" ] || fail "no image $img"
+for tool in mcopy mtype partx curl jq; do
+	command -v "$tool" >/dev/null || fail "$tool missing (Debian: mtools, util-linux, curl, jq)"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/storybox-boot.XXXXXX")
+qpid=
+cleanup() {
+	# Every exit path ends here: the VM must never outlive the test.
+	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+		kill "$qpid" 2>/dev/null || true
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$qpid" 2>/dev/null || break; sleep 0.5; done
+		kill -9 "$qpid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'fail "interrupted"' INT TERM
+
+# Direct kernel boot: take the kernel and its command line from the image's
+# own boot partition, so what boots is what gok built.
+read -r bstart _ < <(partx -g -n 1 -o START,SECTORS "$img") || fail "no boot partition in $img"
+fat="$img@@$((bstart * 512))"
+mcopy -n -o -i "$fat" ::vmlinuz "$work/vmlinuz" || fail "no vmlinuz on the boot partition"
+# Refuse a kernel of the wrong architecture at once instead of waiting for a
+# boot that cannot happen: arm64 Image has "ARMd" at 0x38, x86 bzImage "HdrS"
+# at 0x202.
+case $mode in
+pi) want=ARMd off=56 ;;
+*) want=HdrS off=514 ;;
+esac
+magic=$(dd if="$work/vmlinuz" bs=1 skip=$off count=4 status=none)
+[ "$magic" = "$want" ] || fail "the kernel in $img is not for mode $mode (magic ${magic@Q}, want $want)"
+cmdline=$(mtype -i "$fat" ::cmdline.txt | tr -d '\r\n' | tr -s ' ') || fail "no cmdline.txt on the boot partition"
+# rootdelay waits a fixed 10 s (for slow USB card readers); rootwait waits
+# only as long as the disk needs. Console: the emulated UART.
+cmdline=$(sed -E 's/(^| )console=[^ ]*//g; s/rootdelay=[0-9]+/rootwait/' <<<"$cmdline")
+
+net="user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$API_PORT-:8090,hostfwd=tcp:127.0.0.1:$UI_PORT-:9080"
+[ -z "$WEB80_PORT" ] || net="$net,hostfwd=tcp:127.0.0.1:$WEB80_PORT-:80"
+case $mode in
+vm | run)
+	qemu=(qemu-system-x86_64 -machine pc -accel tcg -smp 2 -m 1024
+		-drive "file=$img,format=raw,if=virtio"
+		-device e1000,netdev=net0)
+	cmdline="$cmdline console=ttyS0,115200"
+	;;
+pi)
+	# kernel.rpi carries virtio, e1000 and a generic PCI host for exactly
+	# this: the Pi image boots unmodified on QEMU's virt board.
+	qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 -accel tcg -smp 2 -m 1024
+		-drive "file=$img,format=raw,if=none,id=hd0" -device virtio-blk-pci,drive=hd0
+		-device e1000,netdev=net0)
+	cmdline="$cmdline console=ttyAMA0,115200"
+	;;
+esac
+[[ $net == *restrict=on* ]] || fail "refusing to start a VM without restrict=on"
+qemu+=(-kernel "$work/vmlinuz" -append "$cmdline" -netdev "$net" -nic none -monitor none)
+
+if [ "$mode" = run ]; then
+	say "API on http://127.0.0.1:$API_PORT, gokrazy web interface on http://127.0.0.1:$UI_PORT (user gokrazy, password in $SECRETS_DIR/gokrazy/http-password.txt); quit with Ctrl-A X"
+	"${qemu[@]}" -display none -serial mon:stdio
+	exit 0
+fi
+
+mkdir -p "$LOG_DIR"
+serial=$LOG_DIR/boot-test-$mode.serial.log
+: >"$serial"
+port_busy "$API_PORT" && fail "127.0.0.1:$API_PORT already answers: another server would be tested instead of the VM"
+
+api() { curl -sS --fail-with-body --max-time 5 "$@"; }
+
+# -snapshot: the image stays as built. timeout: even if this script is killed
+# with SIGKILL, QEMU ends on its own.
+t0=$(date +%s.%N)
+timeout --signal=KILL $((BOOT_TIMEOUT + 300)) "${qemu[@]}" -snapshot -display none -serial "file:$serial" &
+qpid=$!
+
+ready=
+deadline=$(($(date +%s) + BOOT_TIMEOUT))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+	kill -0 "$qpid" 2>/dev/null || { wait "$qpid" || true; qpid=; fail "QEMU exited before the API answered"; }
+	if h=$(curl -sf --max-time 3 "http://127.0.0.1:$API_PORT/api/health" 2>/dev/null) &&
+		[ "$(jq -r .status <<<"$h" 2>/dev/null)" = ok ]; then
+		ready=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
+		break
+	fi
+	sleep 0.5
+done
+[ -n "$ready" ] || fail "no {\"status\":\"ok\"} from /api/health within $BOOT_TIMEOUT s"
+say "boot-to-API-ready: $ready s (QEMU start to first healthy GET /api/health; health: $h)"
+
+if [ "$mode" = vm ]; then
+	lib=$(api "http://127.0.0.1:$API_PORT/api/library") || fail "GET /api/library: $lib"
+	# The library is a list of folders (or an object with "folders").
+	folders='if type == "array" then . else .folders end'
+	folder_id=$(jq -er "$folders | map(select((.tracks // []) | length > 0)) | .[0].id" <<<"$lib") ||
+		fail "GET /api/library lists no folder with tracks (demo media missing from /perm/media?): $lib"
+	say "library: $(jq "$folders | length" <<<"$lib") folder(s), $(jq "[$folders | .[].tracks // [] | length] | add" <<<"$lib") track(s) from /perm/media; playing $(jq -c "$folders | map(select(.id == \"$folder_id\"))[0] | {id, name}" <<<"$lib")"
+
+	body=$(jq -cn --arg id "$folder_id" '{action: "folder", folder_id: $id}')
+	r=$(api -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$API_PORT/api/command") ||
+		fail "POST /api/command $body: $r"
+
+	# Playing means state "playing" and a position that moves: poll, bounded.
+	p1= s=
+	for _ in $(seq 1 40); do
+		s=$(api "http://127.0.0.1:$API_PORT/api/status") || fail "GET /api/status: $s"
+		if [ "$(jq -r .state <<<"$s")" = playing ]; then
+			p1=$(jq -er '.position' <<<"$s") || fail "status has no numeric position: $s"
+			break
+		fi
+		sleep 0.5
+	done
+	[ -n "$p1" ] || fail "state never became playing after $body; last status: $s"
+	sleep 3
+	s=$(api "http://127.0.0.1:$API_PORT/api/status") || fail "GET /api/status: $s"
+	[ "$(jq -r .state <<<"$s")" = playing ] || fail "stopped playing after 3 s: $s"
+	p2=$(jq -er '.position' <<<"$s") || fail "status has no numeric position: $s"
+	awk "BEGIN{exit !($p2 > $p1 + 1)}" || fail "position did not advance over 3 s: $p1 -> $p2"
+	say "state playing: position $p1 s -> $p2 s over 3 s"
+
+	# The static speech program and its voices ship as gokrazy extra files;
+	# an announcement renders only if both arrived and run on the box.
+	r=$(api --max-time 30 -X POST -H 'Content-Type: application/json' \
+		-d '{"text":"Gute Nacht, schlaf gut.","language":"de"}' "http://127.0.0.1:$API_PORT/api/speak") ||
+		fail "POST /api/speak (speech program in the image?): $r"
+	[ "$(jq -r .speaking <<<"$r")" = true ] || fail "POST /api/speak: $r"
+	say "speech: POST /api/speak answered $r"
+fi
+
+# gokrazy's own web interface moved to 9080 (Update.HTTPPort) so it can never
+# take 8090 from playerd, and nothing answers on port 80; it wants the update
+# password and lists our services (and no fbstatus, which would fight playerd
+# for the framebuffer).
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$UI_PORT/") || true
+[ "$code" = 401 ] || fail "gokrazy web interface on guest port 9080: want 401 without password, got $code"
+pw=$(cat "$SECRETS_DIR/gokrazy/http-password.txt") || fail "no update password in $SECRETS_DIR"
+page=$(curl -sf --max-time 20 -u "gokrazy:$pw" "http://127.0.0.1:$UI_PORT/") ||
+	fail "gokrazy web interface with the update password did not answer 200"
+for svc in /user/playerd /user/hatd; do
+	grep -q "$svc" <<<"$page" || fail "gokrazy does not list $svc"
+done
+! grep -q fbstatus <<<"$page" || fail "fbstatus runs in the image: it would fight playerd for /dev/fb0"
+if curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$WEB80_PORT/"; then
+	fail "something answers on guest port 80"
+fi
+say "gokrazy web interface: 401 without, 200 with the update password on 9080; lists playerd and hatd, no fbstatus; port 80 closed"
+
+# Clean power-off through gokrazy: services get SIGTERM, /perm is unmounted,
+# and QEMU exits on its own.
+curl -s -o /dev/null --max-time 60 -u "gokrazy:$pw" -X POST "http://127.0.0.1:$UI_PORT/poweroff" || true
+for _ in $(seq 1 120); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.5; done
+kill -0 "$qpid" 2>/dev/null && fail "guest did not power off within 60 s"
+wait "$qpid" || true
+qpid=
+say "powered off cleanly"
+
+say "PASS"
