@@ -94,5 +94,23 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/library/rescan", h.rescan)
 }
 
+// Routes lists every route as "METHOD /path", for the API reference test.
+func Routes() []string {
+	r := mux.NewRouter()
+	(&handler{}).routes(r)
+	var out []string
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		path, _ := route.GetPathTemplate()
+		methods, _ := route.GetMethods()
+		for _, m := range methods {
+			if m != http.MethodHead {
+				out = append(out, m+" "+path)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
 // pathVar reads a route variable; handlers never touch the router directly.
 func pathVar(r *http.Request, name string) string { return mux.Vars(r)[name] }

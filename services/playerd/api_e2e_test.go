@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/testmedia"
+)
+
+// startBox runs playerd's run() on a free port; stop ends it and waits.
+func startBox(t *testing.T, media, data string) (base string, stop func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := Config{Listen: addr, Media: media, Data: data, Output: "null", Version: "test",
+		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(&testLog{t: t, prefix: "playerd: "}, nil))) }()
+	base = "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if resp, err := http.Get(base + "/api/health"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("playerd did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := false
+	return base, func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}
+
+type exchange struct {
+	method, path, body string
+	status             int
+}
+
+// The running handler and docs/openapi.yaml agree: every route is
+// documented and every documented path is served, and real requests and
+// responses validate against the document.
+func TestAPIMatchesReference(t *testing.T) {
+	ctx := context.Background()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile("../../docs/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		t.Fatalf("openapi.yaml is not valid: %v", err)
+	}
+	var documented []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+		}
+	}
+	served := api.Routes()
+	slices.Sort(documented)
+	slices.Sort(served)
+	if !slices.Equal(documented, served) {
+		t.Errorf("documented routes\n  %v\nserved routes\n  %v", documented, served)
+	}
+
+	media := t.TempDir()
+	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startBox(t, media, t.TempDir())
+	defer stop()
+	folders := getJSON[[]map[string]any](t, base+"/api/library")
+	id := folders[0]["id"].(string)
+
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []exchange{
+		{"GET", "/api/health", "", 200},
+		{"GET", "/api/status", "", 200},
+		{"GET", "/api/info", "", 200},
+		{"GET", "/api/library", "", 200},
+		{"GET", "/api/home", "", 200},
+		{"GET", "/api/system/metrics", "", 200},
+		{"GET", "/api/hat/status", "", 503},
+		{"GET", "/api/mupihat/status", "", 503},
+		{"GET", "/api/cover/" + id, "", 404},
+		{"POST", "/api/command", `{"action":"play"}`, 409},
+		{"POST", "/api/command", `{"action":"folder","folder_id":"` + id + `"}`, 200},
+		{"POST", "/api/command", `{"action":"volume","value":100}`, 200},
+		{"POST", "/api/command", `{"action":"resume","folder_id":"` + id + `","item_index":9}`, 400},
+		{"GET", "/api/status", "", 200},
+		{"POST", "/api/speak", `{"text":""}`, 400},
+		{"POST", "/api/speak", `{"text":"Hallo"}`, 503},
+		{"POST", "/api/message", `{"message":"Gute Nacht","duration_ms":3000}`, 200},
+		{"GET", "/api/message", "", 200},
+		{"GET", "/api/ui-state", "", 200},
+		{"GET", "/api/display/screenshot", "", 200},
+		{"POST", "/api/admin/library/rescan", `{}`, 200},
+	} {
+		var body io.Reader
+		if x.body != "" {
+			body = strings.NewReader(x.body)
+		}
+		req, _ := http.NewRequest(x.method, base+x.path, body)
+		if x.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != x.status {
+			t.Errorf("%s %s: %d %s, want %d", x.method, x.path, resp.StatusCode, data, x.status)
+			continue
+		}
+		vreq, _ := http.NewRequest(x.method, "http://box:8090"+x.path, strings.NewReader(x.body))
+		if x.body != "" {
+			vreq.Header.Set("Content-Type", "application/json")
+		}
+		route, params, err := router.FindRoute(vreq)
+		if err != nil {
+			t.Errorf("%s %s: not in the document: %v", x.method, x.path, err)
+			continue
+		}
+		in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		if x.status < 400 {
+			if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+				t.Errorf("%s %s: request does not match the document: %v", x.method, x.path, err)
+			}
+		}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
+			Header: resp.Header, Body: io.NopCloser(bytes.NewReader(data)),
+			Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+		if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+			t.Errorf("%s %s: response does not match the document: %v", x.method, x.path, err)
+		}
+	}
+}
+
+// Done-when of the API issue, as a user would do it: play, stop playerd,
+// start it again, and resume continues where it stopped.
+func TestRestartKeepsPlaceAndVolume(t *testing.T) {
+	media, data := t.TempDir(), t.TempDir()
+	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {20, 20}}); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startBox(t, media, data)
+	id := getJSON[[]map[string]any](t, base+"/api/library")[0]["id"].(string)
+	post(t, base, `{"action":"resume","folder_id":"`+id+`","item_index":1}`)
+	post(t, base, `{"action":"seek","value":12}`)
+	post(t, base, `{"action":"volume","value":20}`)
+	stop()
+
+	base, stop = startBox(t, media, data)
+	defer stop()
+	st := getJSON[map[string]any](t, base+"/api/status")
+	if st["state"] != "paused" || st["index"] != 1.0 || st["position"].(float64) < 12 || st["volume"] != 20.0 {
+		t.Errorf("after restart: %v", st)
+	}
+	home := getJSON[map[string]any](t, base+"/api/home")
+	cont := home["categories"].([]any)[0].(map[string]any)
+	if cont["id"] != "continue" {
+		t.Fatalf("no continue row after restart: %v", home)
+	}
+	st = post(t, base, `{"action":"folder","folder_id":"`+id+`"}`)
+	st = post(t, base, `{"action":"resume","folder_id":"`+id+`","item_index":1}`)
+	if st["state"] != "playing" || st["position"].(float64) < 12 {
+		t.Errorf("resume after restart: %v", st)
+	}
+}
+
+func getJSON[T any](t *testing.T, url string) T {
+	t.Helper()
+	var v T
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func post(t *testing.T, base, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(base+"/api/command", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v", body, resp.StatusCode, m)
+	}
+	return m
+}
