@@ -95,6 +95,23 @@ bench-audio:
 
 integration: test-vm
 
+# -------------------------------------------------------------- display / VM
+# The touch screen in a VM: Debian's arm64 kernel (fetched once into
+# build/display-vm) with a virtio-gpu framebuffer at 800x480 and a uinput
+# touch device. Checks the frame read back from /dev/fb0, the console's
+# KD_GRAPHICS/KD_TEXT switch and a tap ending as a player command. About 25 s
+# when cached.
+APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
+.PHONY: test-display-vm bench-display
+test-display-vm: deps
+	bash services/playerd/internal/display/vmtest/run.sh
+
+# One full 800x480 frame, and its conversion to RGB565 / XRGB8888.
+bench-display:
+	$(GO) test -run '^$$' -bench . -benchmem ./services/playerd/internal/display/
+
+integration: test-display-vm
+
 # ---------------------------------------------------------------------- image
 # The appliance image (gokrazy-instance/, board/, docs/image.md). gok is built
 # from the pinned tools module (`go install gok@version` fails on the proxy).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/list"
 	"image"
+	"image/color"
+	"image/draw"
 	_ "image/gif" // cover formats found in audio files and folders
 	_ "image/jpeg"
 	_ "image/png"
@@ -90,8 +92,16 @@ func (c *coverCache) load(id string, size int) (*image.RGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scaleSquare(src, size), nil
+	img := scaleSquare(src, size)
+	// Round the corners once here rather than masking on every frame.
+	mask := image.NewAlpha(img.Rect)
+	roundRect(mask, img.Rect, coverRadius, color.Alpha{A: 0xff})
+	out := image.NewRGBA(img.Rect)
+	draw.DrawMask(out, out.Rect, img, image.Point{}, mask, image.Point{}, draw.Src)
+	return out, nil
 }
+
+const coverRadius = 14
 
 // scaleSquare crops the centre square of src and scales it to size×size.
 func scaleSquare(src image.Image, size int) *image.RGBA {

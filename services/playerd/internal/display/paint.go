@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/draw"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/image/font"
@@ -77,10 +78,17 @@ func path(dst draw.Image, bounds image.Rectangle, c color.Color, build func(z *p
 	if bounds.Empty() {
 		return
 	}
-	z := &pen{Rasterizer: vector.NewRasterizer(bounds.Dx(), bounds.Dy()), o: bounds.Min}
+	ras := rasterizers.Get().(*vector.Rasterizer)
+	defer rasterizers.Put(ras)
+	ras.Reset(bounds.Dx(), bounds.Dy())
+	z := &pen{Rasterizer: ras, o: bounds.Min}
 	build(z)
 	z.Draw(dst, bounds, image.NewUniform(c), image.Point{})
 }
+
+// rasterizers keeps the accumulation buffers between shapes: a message card
+// needs a megabyte, and a frame draws dozens of shapes.
+var rasterizers = sync.Pool{New: func() any { return vector.NewRasterizer(0, 0) }}
 
 // pen translates absolute screen coordinates into the rasterizer's.
 type pen struct {

@@ -74,3 +74,34 @@ func TestPixfmtRejects(t *testing.T) {
 		t.Error("a frame of the wrong size was copied")
 	}
 }
+
+// BenchmarkFramebufferCopy is the conversion of one 800×480 frame into the
+// framebuffer's pixel format, the part of a screen update after drawing.
+func BenchmarkFramebufferCopy(b *testing.B) {
+	frame := image.NewRGBA(image.Rect(0, 0, 800, 480))
+	for i := range frame.Pix {
+		frame.Pix[i] = uint8(i * 7)
+	}
+	for _, bc := range []struct {
+		name string
+		vi   fbVarScreenInfo
+	}{
+		{"rgb565", fbVarScreenInfo{XRes: 800, YRes: 480, BitsPerPixel: 16,
+			Red: fbBitfield{Offset: 11, Length: 5}, Green: fbBitfield{Offset: 5, Length: 6}, Blue: fbBitfield{Length: 5}}},
+		{"xrgb8888", fbVarScreenInfo{XRes: 800, YRes: 480, BitsPerPixel: 32,
+			Red: fbBitfield{Offset: 16, Length: 8}, Green: fbBitfield{Offset: 8, Length: 8}, Blue: fbBitfield{Length: 8}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := newPixfmt(bc.vi, fbFixScreenInfo{LineLength: bc.vi.XRes * bc.vi.BitsPerPixel / 8})
+			if err != nil {
+				b.Fatal(err)
+			}
+			mem := make([]byte, p.stride*p.h)
+			for range b.N {
+				if err := p.copy(mem, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

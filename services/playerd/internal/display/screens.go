@@ -160,12 +160,10 @@ func (r *renderer) pageDots(dst *image.RGBA, l homeLayout, page, pages int) {
 // there is none, so every tile is recognisable.
 func (r *renderer) cover(dst *image.RGBA, rect image.Rectangle, id, title string) {
 	if img := r.covers.get(id, rect.Dx()); img != nil && rect.Dx() == rect.Dy() {
-		mask := image.NewAlpha(rect)
-		roundRect(mask, rect, 14, color.Alpha{A: 0xff})
-		draw.DrawMask(dst, rect, img, image.Point{}, mask, rect.Min, draw.Over)
+		draw.Draw(dst, rect, img, image.Point{}, draw.Over)
 		return
 	}
-	roundRect(dst, rect, 14, placeholderColor(title))
+	roundRect(dst, rect, coverRadius, placeholderColor(title))
 	initial, _ := utf8.DecodeRuneInString(title)
 	if initial == utf8.RuneError || !unicode.IsPrint(initial) {
 		initial = '♪'

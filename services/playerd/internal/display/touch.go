@@ -20,10 +20,10 @@ type eventReader interface {
 type axis struct{ min, max int32 }
 
 func (a axis) scale(v int32, pixels int) int {
-	if a.max <= a.min {
-		return int(v)
+	p := int(v) // no range reported: take the values as pixels
+	if a.max > a.min {
+		p = int(int64(v-a.min) * int64(pixels) / int64(a.max-a.min+1))
 	}
-	p := int(int64(v-a.min) * int64(pixels) / int64(a.max-a.min+1))
 	return min(max(p, 0), pixels-1)
 }
 
