@@ -91,6 +91,9 @@ func cardPixels(img image.Image) (light, dark, all int) {
 func TestPostMessageShowsInScreenshot(t *testing.T) {
 	h, _ := newScreenAPI(t)
 	before := shot(t, h)
+	if rec := do(t, h, http.MethodGet, "/api/message", "", ""); strings.TrimSpace(rec.Body.String()) != "null" {
+		t.Fatalf("GET /api/message without a message = %d %s, want null", rec.Code, rec.Body.String())
+	}
 
 	rec := do(t, h, http.MethodPost, "/api/message", "application/json",
 		`{"message":"Das Abendessen ist fertig! Hände waschen, bitte.","title":"Küche","duration_ms":12000}`)
