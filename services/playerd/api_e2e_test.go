@@ -195,7 +195,7 @@ func TestRestartKeepsPlaceAndVolume(t *testing.T) {
 	if cont["id"] != "continue" {
 		t.Fatalf("no continue row after restart: %v", home)
 	}
-	st = post(t, base, `{"action":"folder","folder_id":"`+id+`"}`)
+	post(t, base, `{"action":"folder","folder_id":"`+id+`"}`)
 	st = post(t, base, `{"action":"resume","folder_id":"`+id+`","item_index":1}`)
 	if st["state"] != "playing" || st["position"].(float64) < 12 {
 		t.Errorf("resume after restart: %v", st)

@@ -86,16 +86,20 @@ func (s *ALSA) Write(frames [][2]float64) error {
 }
 
 func encode(buf []byte, f alsa.Format, frames [][2]float64) []byte {
-	if f == alsa.S32LE {
-		for _, fr := range frames {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(fr[0])))
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(fr[1])))
-		}
-		return buf
-	}
 	for _, fr := range frames {
-		buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(fr[0])))
-		buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(fr[1])))
+		for _, v := range fr {
+			switch f {
+			case alsa.S32LE:
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)))
+			case alsa.S24LE:
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)>>8))
+			case alsa.S24Packed:
+				x := uint32(ToS32(v) >> 8)
+				buf = append(buf, byte(x), byte(x>>8), byte(x>>16))
+			default:
+				buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(v)))
+			}
+		}
 	}
 	return buf
 }

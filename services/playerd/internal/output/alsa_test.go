@@ -43,7 +43,16 @@ func testFrames(n int) [][2]float64 {
 
 func TestALSAEncodes(t *testing.T) {
 	in := testFrames(300) // the left channel clips
-	for _, f := range []alsa.Format{alsa.S16LE, alsa.S32LE} {
+	sample := func(f alsa.Format, b []byte) int64 {
+		switch f {
+		case alsa.S16LE:
+			return int64(int16(binary.LittleEndian.Uint16(b)))
+		case alsa.S24Packed:
+			return int64(int32(uint32(b[0])<<8|uint32(b[1])<<16|uint32(b[2])<<24) >> 8)
+		}
+		return int64(int32(binary.LittleEndian.Uint32(b)))
+	}
+	for _, f := range []alsa.Format{alsa.S16LE, alsa.S24LE, alsa.S24Packed, alsa.S32LE} {
 		r := &recorder{format: f, rate: Rate}
 		s := newALSA(r)
 		if err := s.Write(in); err != nil {
@@ -54,13 +63,15 @@ func TestALSAEncodes(t *testing.T) {
 		}
 		for i, fr := range in {
 			for c := range 2 {
-				var got, want int64
-				if f == alsa.S16LE {
-					got = int64(int16(binary.LittleEndian.Uint16(r.got[(2*i+c)*2:])))
+				got := sample(f, r.got[(2*i+c)*f.Bytes():])
+				var want int64
+				switch f {
+				case alsa.S16LE:
 					want = int64(ToS16(fr[c]))
-				} else {
-					got = int64(int32(binary.LittleEndian.Uint32(r.got[(2*i+c)*4:])))
+				case alsa.S32LE:
 					want = int64(ToS32(fr[c]))
+				default:
+					want = int64(ToS32(fr[c]) >> 8)
 				}
 				if got != want {
 					t.Fatalf("%s frame %d ch %d: %d, want %d", f, i, c, got, want)

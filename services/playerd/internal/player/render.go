@@ -110,10 +110,14 @@ func (p *Player) silence() {
 	if n == 0 {
 		return
 	}
-	if err := p.sink.Write(buf[:n]); err == nil {
+	err := p.sink.Write(buf[:n])
+	if err == nil {
 		err = p.sink.Drain()
 	}
-	if err := p.sink.Drop(); err != nil {
+	if err == nil {
+		err = p.sink.Drop()
+	}
+	if err != nil {
 		p.deviceFailed(err)
 	}
 }

@@ -43,24 +43,33 @@ const accessRWInterleaved = 3 // SNDRV_PCM_ACCESS_RW_INTERLEAVED
 type Format int
 
 const (
-	S16LE Format = 2
-	S32LE Format = 10
+	S16LE     Format = 2
+	S24LE     Format = 6 // 24 bits in the low bytes of 32
+	S32LE     Format = 10
+	S24Packed Format = 32 // 24 bits packed in 3 bytes, as many USB DACs take them
 )
 
 func (f Format) String() string {
 	switch f {
 	case S16LE:
 		return "S16_LE"
+	case S24LE:
+		return "S24_LE"
 	case S32LE:
 		return "S32_LE"
+	case S24Packed:
+		return "S24_3LE"
 	}
 	return "format#" + itoa(int(f))
 }
 
 // Bytes is the size of one sample.
 func (f Format) Bytes() int {
-	if f == S32LE {
+	switch f {
+	case S24LE, S32LE:
 		return 4
+	case S24Packed:
+		return 3
 	}
 	return 2
 }

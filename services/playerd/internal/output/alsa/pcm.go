@@ -32,7 +32,7 @@ type Conn interface {
 // Config says what the writer asks the device for. Zero fields take the
 // defaults in brackets.
 type Config struct {
-	Formats      []Format // in order of preference [S32LE, S16LE]
+	Formats      []Format // in order of preference [S32LE, S24LE, S24Packed, S16LE]
 	Rate         int      // the rate wanted; the nearest offered is taken [48000]
 	PeriodFrames int      // the period wanted; the nearest offered is taken [1024]
 	MinPeriods   int      // fewest periods in the buffer [8]
@@ -41,7 +41,8 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if len(c.Formats) == 0 {
-		c.Formats = []Format{S32LE, S16LE}
+		// The more bits, the less software volume costs in resolution.
+		c.Formats = []Format{S32LE, S24LE, S24Packed, S16LE}
 	}
 	if c.Rate == 0 {
 		c.Rate = 48000

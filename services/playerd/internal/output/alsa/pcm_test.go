@@ -31,6 +31,8 @@ func TestNegotiate(t *testing.T) {
 	}{
 		{"prefers S32 at 48k", func(*fakeConn) {}, S32LE, 48000, 1024, 8},
 		{"S16 only", func(f *fakeConn) { f.formats = []Format{S16LE} }, S16LE, 48000, 1024, 8},
+		{"24 bits packed over 16", func(f *fakeConn) { f.formats = []Format{S16LE, S24Packed} }, S24Packed, 48000, 1024, 8},
+		{"24 bits padded over packed", func(f *fakeConn) { f.formats = []Format{S24Packed, S24LE, S16LE} }, S24LE, 48000, 1024, 8},
 		{"nearest rate below", func(f *fakeConn) { f.rates = []uint32{44100, 96000} }, S32LE, 44100, 1024, 8},
 		{"nearest rate above", func(f *fakeConn) { f.rates = []uint32{8000, 32000, 50000} }, S32LE, 50000, 1024, 8},
 		{"period floor", func(f *fakeConn) { f.periodMin = 2048 }, S32LE, 48000, 2048, 8},
@@ -69,7 +71,7 @@ func TestNegotiateFailures(t *testing.T) {
 		cfg    Config
 		want   string
 	}{
-		{"no format", func(f *fakeConn) { f.formats = []Format{Format(6)} }, Config{}, "no acceptable sample format (device offers none of S32_LE, S16_LE)"},
+		{"no format", func(f *fakeConn) { f.formats = []Format{Format(14)} }, Config{}, "no acceptable sample format (device offers none of S32_LE, S24_LE, S24_3LE, S16_LE)"},
 		{"only the format not asked for", func(f *fakeConn) { f.formats = []Format{S32LE} }, Config{Formats: []Format{S16LE}}, "none of S16_LE"},
 		{"mono", func(f *fakeConn) { f.chMax = 1 }, Config{}, "no stereo output (device takes 1 to 1 channels)"},
 		{"six channels only", func(f *fakeConn) { f.chMin = 6 }, Config{}, "no stereo output"},

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -32,10 +31,7 @@ func runUnplug() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f := library.Folder{ID: "f", Name: "Tones"}
-	for i := range 5 {
-		f.Tracks = append(f.Tracks, library.Track{ID: fmt.Sprint(i), Title: "Tone", Duration: 2, Path: "/tone.flac"})
-	}
+	f := tones(5)
 	p := player.New(player.Config{Open: open, Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

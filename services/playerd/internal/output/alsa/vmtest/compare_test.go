@@ -1,0 +1,61 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func seq(from, n int) [][2]int32 {
+	s := make([][2]int32, n)
+	for i := range s {
+		s[i] = [2]int32{int32(from + i + 1), -int32(from + i + 1)}
+	}
+	return s
+}
+
+func cat(parts ...[][2]int32) [][2]int32 {
+	var out [][2]int32
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestCompare(t *testing.T) {
+	want := seq(0, 5000)
+	zeros := make([][2]int32, 300)
+	for _, tc := range []struct {
+		name        string
+		got         [][2]int32
+		gaps, tail  int
+		errContains string
+	}{
+		{name: "exact after leading silence", got: cat(zeros, want), tail: drainTail},
+		{name: "drain tail lost", got: cat(zeros, want[:4000], zeros), tail: 4000 - (5000 - drainTail)},
+		{name: "silence at an underrun", got: cat(want[:1000], zeros, want[1000:]), gaps: 1, tail: drainTail},
+		{name: "stale replay at an underrun", got: cat(want[:1000], want[200:700], zeros[:10], want[1000:]), gaps: 1, tail: drainTail},
+		{name: "a frame lost", got: cat(want[:1000], want[1001:]), errContains: "frame 1000"},
+		// A repeat looks like a replay at an underrun: a gap, which runCase
+		// rejects unless the sink reported an underrun.
+		{name: "a frame doubled", got: cat(want[:1000], want[999:]), gaps: 1, tail: drainTail},
+		{name: "lost across a gap", got: cat(want[:1000], zeros, want[1010:]), errContains: "frame 1000"},
+		{name: "never sent", got: cat(want[:10], seq(9000, 5)), errContains: "never sent"},
+		{name: "capture too short", got: want[:2000], errContains: "capture ended"},
+		{name: "silent capture", got: zeros, errContains: "nothing captured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := compare(want, tc.got)
+			if tc.errContains != "" {
+				if m.err == nil || !strings.Contains(m.err.Error(), tc.errContains) {
+					t.Fatalf("err = %v, want %q", m.err, tc.errContains)
+				}
+				return
+			}
+			if m.err != nil || m.gaps != tc.gaps || m.tail != tc.tail || m.matched != len(want)-drainTail {
+				t.Fatalf("match %+v, want gaps %d tail %d", m, tc.gaps, tc.tail)
+			}
+		})
+	}
+}
