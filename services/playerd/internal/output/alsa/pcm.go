@@ -248,8 +248,8 @@ func near(c Conn, hp *hwParams, param int, want uint32) (uint32, error) {
 	return 0, fmt.Errorf("want %d, device offers %d..%d", want, lo, hi)
 }
 
-// maxStalls bounds how often in a row the device may accept nothing without
-// an error before Write gives up instead of spinning.
+// maxStalls bounds how often in a row the device may accept nothing (or
+// say EAGAIN) before Write gives up instead of spinning.
 const maxStalls = 100
 
 // Write plays buf, whole interleaved frames in the negotiated format. It
@@ -262,13 +262,13 @@ func (p *PCM) Write(buf []byte) error {
 	for off := 0; off < n; {
 		x := xferi{buf: unsafe.Pointer(&buf[off*p.frame]), frames: uint(n - off)}
 		err := p.c.WriteI(&x)
-		if err != nil {
+		if err != nil && !errors.Is(err, syscall.EAGAIN) {
 			if err := p.recover(err); err != nil {
 				return err
 			}
 			continue
 		}
-		if x.result <= 0 {
+		if err != nil || x.result <= 0 {
 			if stalls++; stalls > maxStalls {
 				return p.errorf("write: device accepts no frames")
 			}
@@ -286,9 +286,6 @@ func (p *PCM) Write(buf []byte) error {
 func (p *PCM) recover(err error) error {
 	switch {
 	case errors.Is(err, syscall.EINTR):
-		return nil
-	case errors.Is(err, syscall.EAGAIN):
-		p.sleep(time.Millisecond)
 		return nil
 	case errors.Is(err, syscall.EPIPE): // underrun: everything written was played
 		p.underruns++

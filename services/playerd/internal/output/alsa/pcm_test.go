@@ -118,8 +118,12 @@ func TestWritePartial(t *testing.T) {
 func TestWriteStalledDevice(t *testing.T) {
 	f := newFake()
 	p := open(t, f, Config{})
-	for range maxStalls + 1 {
-		f.writes = append(f.writes, step{limit: 0})
+	for i := range maxStalls + 1 {
+		if i%2 == 0 {
+			f.writes = append(f.writes, step{limit: 0})
+		} else {
+			f.writes = append(f.writes, step{err: syscall.EAGAIN})
+		}
 	}
 	if err := p.Write(frames(10)); err == nil || !strings.Contains(err.Error(), "accepts no frames") {
 		t.Fatalf("err = %v", err)
