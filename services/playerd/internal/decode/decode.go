@@ -3,6 +3,7 @@
 package decode
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -68,7 +69,9 @@ func openFile(f *os.File) (beep.StreamSeekCloser, beep.Format, error) {
 	case "opus":
 		return decodeOpus(f)
 	case "mp3":
-		return mp3.Decode(f)
+		// go-mp3 reads every frame header at open to build its seek table,
+		// one small read per frame: buffering cuts the system calls.
+		return mp3.Decode(newBufferedFile(f))
 	}
 	return nil, beep.Format{}, ErrUnsupported
 }
@@ -94,3 +97,35 @@ func sniff(h []byte) string {
 	}
 	return ""
 }
+
+// bufferedFile gives a decoder buffered reads while keeping Seek and Close.
+type bufferedFile struct {
+	f   *os.File
+	r   *bufio.Reader
+	pos int64 // position of the next byte Read returns
+}
+
+func newBufferedFile(f *os.File) *bufferedFile {
+	return &bufferedFile{f: f, r: bufio.NewReaderSize(f, 64<<10)}
+}
+
+func (b *bufferedFile) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.pos += int64(n)
+	return n, err
+}
+
+func (b *bufferedFile) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekCurrent {
+		off, whence = b.pos+off, io.SeekStart
+	}
+	pos, err := b.f.Seek(off, whence)
+	if err != nil {
+		return 0, err
+	}
+	b.pos = pos
+	b.r.Reset(b.f)
+	return pos, nil
+}
+
+func (b *bufferedFile) Close() error { return b.f.Close() }

@@ -56,3 +56,28 @@ func BenchmarkRescan10000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScan1000MP3 is a first scan of 1,000 two-second MP3 files with
+// ID3 tags: MP3 is the slow case (no length in the header; go-mp3 walks
+// the frames).
+func BenchmarkScan1000MP3(b *testing.B) {
+	root := b.TempDir()
+	data, err := os.ReadFile("../decode/testdata/tone.mp3")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1000 {
+		dir := filepath.Join(root, fmt.Sprintf("Folge %d", i/20))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.mp3", i)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if st, err := New(root, "").Scan(); err != nil || st.Tracks != 1000 {
+			b.Fatal(st, err)
+		}
+	}
+}
