@@ -81,6 +81,11 @@ type Player struct {
 	buf        [][2]float64
 	clips      []*clip // announcements; the first one is playing
 	musicWas   State   // music state to return to after announcements
+
+	queueGen    int // changes with the queue, so a stale prefetch is dropped
+	prefetching bool
+	ready       *prefetched
+	prefetchC   chan prefetched
 }
 
 type request struct {
@@ -112,14 +117,15 @@ func New(cfg Config) *Player {
 		cfg.OnDevice = func(error) {}
 	}
 	p := &Player{
-		cfg:     cfg,
-		cmds:    make(chan request),
-		changed: make(chan struct{}),
-		closed:  make(chan struct{}),
-		state:   Stopped,
-		index:   -1,
-		buf:     make([][2]float64, output.PeriodFrames),
-		saved:   cfg.Restored.Clone(),
+		cfg:       cfg,
+		cmds:      make(chan request),
+		changed:   make(chan struct{}),
+		closed:    make(chan struct{}),
+		state:     Stopped,
+		index:     -1,
+		buf:       make([][2]float64, output.PeriodFrames),
+		prefetchC: make(chan prefetched, 1),
+		saved:     cfg.Restored.Clone(),
 	}
 	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
@@ -232,6 +238,7 @@ func (p *Player) shutdown() error {
 	p.silence()
 	p.persist(true)
 	p.failClips(ErrClosed)
+	p.dropPrefetch()
 	if p.cur != nil {
 		p.cur.close()
 		p.cur = nil

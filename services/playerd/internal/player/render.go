@@ -31,6 +31,7 @@ func (p *Player) renderPeriod() {
 			return
 		}
 	}
+	p.maybePrefetch()
 	if clipDone {
 		p.finishClip()
 	} else if n < len(buf) && len(p.clips) == 0 && p.state == Playing {
@@ -136,6 +137,7 @@ func (p *Player) rewind(frames int) {
 // load replaces the queue with a folder's tracks, nothing open yet.
 func (p *Player) load(f library.Folder) {
 	p.closeTrack()
+	p.dropPrefetch()
 	p.folder = &f
 	p.queue = make([]QueueItem, len(f.Tracks))
 	for i, t := range f.Tracks {
@@ -181,7 +183,10 @@ func (p *Player) openAt(i int, pos float64) error {
 func (p *Player) openFrom(i int) error {
 	p.closeTrack()
 	for j := i; j < len(p.queue); j++ {
-		t, err := openTrack(p.trackAt(j), p.queue[j])
+		t, err, ok := p.takePrefetch(j)
+		if !ok {
+			t, err = openTrack(p.trackAt(j), p.queue[j])
+		}
 		if err != nil {
 			p.cfg.OnSkip(p.trackAt(j), err)
 			continue
