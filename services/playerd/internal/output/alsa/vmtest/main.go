@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gopxl/beep/v2"
@@ -107,7 +108,7 @@ func run() {
 		for _, c := range []struct {
 			name string
 			run  func() (string, error)
-		}{{"engine", runEngine}, {"unplug", runUnplug}} {
+		}{{"busy", runBusy}, {"engine", runEngine}, {"unplug", runUnplug}} {
 			t0 := time.Now()
 			detail, err := c.run()
 			status := "ok"
@@ -157,6 +158,10 @@ func playKnown(n int, pause time.Duration) func(*output.ALSA) ([][2]float64, err
 	}
 }
 
+// renderShare is the wall time decoding and resampling took in the last
+// playFLAC, as a share of the audio's duration: under 1 keeps up.
+var renderShare float64
+
 // playFLAC runs the player's chain: decoder, resampler to the device rate,
 // gain, one period per Write.
 func playFLAC(path string) func(*output.ALSA) ([][2]float64, error) {
@@ -172,8 +177,14 @@ func playFLAC(path string) func(*output.ALSA) ([][2]float64, error) {
 		st := beep.Resample(4, format.SampleRate, output.Rate, dec)
 		var sent [][2]float64
 		buf := make([][2]float64, output.PeriodFrames)
+		var rendering time.Duration
+		defer func() {
+			renderShare = rendering.Seconds() / (float64(len(sent)) / output.Rate)
+		}()
 		for {
+			t0 := time.Now()
 			n, ok := st.Stream(buf)
+			rendering += time.Since(t0)
 			for i := range buf[:n] {
 				buf[i][0] *= 0.5
 				buf[i][1] *= 0.5
@@ -243,6 +254,10 @@ func runCase(tc testCase) (string, error) {
 	m := compare(want, got)
 	detail := fmt.Sprintf("format=%s frames=%d exact=%d drain-tail=%d/%d gaps=%d%v underruns=%d",
 		format, len(want), m.matched, m.tail, len(want)-m.matched, m.gaps, m.gapAt, underruns)
+	if renderShare > 0 {
+		detail += fmt.Sprintf(" render=%.0f%%-of-realtime", 100*renderShare)
+		renderShare = 0
+	}
 	switch {
 	case m.err != nil:
 		return "", fmt.Errorf("%s: %w", detail, m.err)
@@ -252,6 +267,25 @@ func runCase(tc testCase) (string, error) {
 		return "", fmt.Errorf("%s: starving the device caused no underrun", detail)
 	}
 	return detail, nil
+}
+
+// runBusy opens the device twice: the second open must fail at once (not
+// wait for the first to close) and say which device is busy.
+func runBusy() (string, error) {
+	first, err := output.OpenALSA("/proc/asound", "", alsa.Config{})
+	if err != nil {
+		return "", err
+	}
+	defer first.Close()
+	second, err := output.OpenALSA("/proc/asound", "Loopback,0", alsa.Config{})
+	if err == nil {
+		second.Close()
+		return "", errors.New("the device opened twice")
+	}
+	if !strings.Contains(err.Error(), "busy") || !strings.Contains(err.Error(), "hw:0,0 (Loopback)") {
+		return "", fmt.Errorf("error %q should say the device is busy and name it", err)
+	}
+	return fmt.Sprintf("error=%q", err), nil
 }
 
 type match struct {

@@ -32,7 +32,7 @@ echo "test-vm: VM ran $(( $(date +%s) - t0 )) s"
 
 grep -a '^RESULT' "$log" | tr -d '\r' || true
 grep -aq '^RESULT done' "$log" || { echo "test-vm: the VM did not finish; console:"; tail -40 "$log"; exit 1; }
-for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun engine unplug; do
+for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun busy engine unplug; do
 	grep -aq "^RESULT $c ok" "$log" || { echo "test-vm: case $c did not pass"; exit 1; }
 done
 if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
