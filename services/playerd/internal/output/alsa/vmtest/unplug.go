@@ -102,8 +102,7 @@ func runUnplug() (string, error) {
 			sound++
 		}
 	}
-	if sound < output.Rate/4 { // plenty to prove it plays; a busy host slows the VM
-
+	if sound < output.Rate/4 { // enough to prove it plays; a busy host slows the VM
 		return "", fmt.Errorf("only %d frames of sound after the device came back", sound)
 	}
 	return fmt.Sprintf("error-after=%dms replugged-playing-after=%dms sound-after=%.2fs error=%q absent=%q",
