@@ -152,12 +152,14 @@ func (p *PCM) setup(cfg Config) error {
 	if err != nil {
 		return p.errorf("no usable period size: %w", err)
 	}
+	// The fewest periods in range: enough cushion, and Drop discards less.
+	periods := uint32(cfg.MinPeriods)
 	try := hp
-	try.setRange(paramPeriods, uint32(cfg.MinPeriods), uint32(cfg.MaxPeriods))
+	try.setRange(paramPeriods, periods, uint32(cfg.MaxPeriods))
 	if refine(p.c, &try) == nil {
-		lo, _ := try.bounds(paramPeriods)
-		hp.setRange(paramPeriods, lo, lo)
-	} else if _, err := near(p.c, &hp, paramPeriods, uint32(cfg.MinPeriods)); err != nil {
+		periods, _ = try.bounds(paramPeriods)
+	}
+	if _, err := near(p.c, &hp, paramPeriods, periods); err != nil {
 		return p.errorf("no usable period count: %w", err)
 	}
 	if err := refine(p.c, &hp); err != nil {
@@ -175,7 +177,7 @@ func (p *PCM) setup(cfg Config) error {
 	}{{paramRate, &p.rate}, {paramPeriodSize, &p.period}, {paramBufferSize, &p.buffer}} {
 		n, ok := hp.value(v.param)
 		if !ok || n == 0 {
-			return p.errorf("device left parameter %d open after setup", v.param)
+			return p.errorf("device left the rate, period or buffer size open (parameter %d)", v.param)
 		}
 		*v.dst = int(n)
 	}
