@@ -30,16 +30,17 @@ func TestCompare(t *testing.T) {
 		name        string
 		got         [][2]int32
 		gaps, tail  int
+		replays     int
 		errContains string
 	}{
 		{name: "exact after leading silence", got: cat(zeros, want), tail: drainTail},
 		{name: "drain tail lost", got: cat(zeros, want[:4000], zeros), tail: 4000 - (5000 - drainTail)},
 		{name: "silence at an underrun", got: cat(want[:1000], zeros, want[1000:]), gaps: 1, tail: drainTail},
-		{name: "stale replay at an underrun", got: cat(want[:1000], want[200:700], zeros[:10], want[1000:]), gaps: 1, tail: drainTail},
+		{name: "stale replay at an underrun", got: cat(want[:1000], want[200:700], zeros[:10], want[1000:]), gaps: 1, replays: 1, tail: drainTail},
 		{name: "a frame lost", got: cat(want[:1000], want[1001:]), errContains: "frame 1000"},
-		// A repeat looks like a replay at an underrun: a gap, which runCase
+		// A repeat looks like a replay at an underrun, which runCase
 		// rejects unless the sink reported an underrun.
-		{name: "a frame doubled", got: cat(want[:1000], want[999:]), gaps: 1, tail: drainTail},
+		{name: "a frame doubled", got: cat(want[:1000], want[999:]), gaps: 1, replays: 1, tail: drainTail},
 		{name: "lost across a gap", got: cat(want[:1000], zeros, want[1010:]), errContains: "frame 1000"},
 		{name: "never sent", got: cat(want[:10], seq(9000, 5)), errContains: "never sent"},
 		{name: "capture too short", got: want[:2000], errContains: "capture ended"},
@@ -53,8 +54,8 @@ func TestCompare(t *testing.T) {
 				}
 				return
 			}
-			if m.err != nil || m.gaps != tc.gaps || m.tail != tc.tail || m.matched != len(want)-drainTail {
-				t.Fatalf("match %+v, want gaps %d tail %d", m, tc.gaps, tc.tail)
+			if m.err != nil || len(m.gapAt) != tc.gaps || m.replays != tc.replays || m.tail != tc.tail || m.matched != len(want)-drainTail {
+				t.Fatalf("match %+v, want gaps %d replays %d tail %d", m, tc.gaps, tc.replays, tc.tail)
 			}
 		})
 	}
