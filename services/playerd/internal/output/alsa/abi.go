@@ -1,7 +1,8 @@
 // Package alsa plays PCM through a kernel ALSA device (/dev/snd/pcmC*D*p)
 // with plain ioctls, so it builds without cgo and libasound. It negotiates the
 // hardware and software parameters, writes interleaved frames, recovers from
-// underruns and suspends, and reports a vanished device as ErrGone.
+// underruns and suspends, and reports a vanished device as ErrGone. Linux
+// only, like the box.
 package alsa
 
 import "unsafe"
