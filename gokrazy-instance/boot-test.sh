@@ -110,15 +110,15 @@ case $mode in
 vm | run)
 	qemu=(qemu-system-x86_64 -machine pc -accel tcg -smp 2 -m 1024
 		-drive "file=$img,format=raw,if=virtio"
-		-device e1000,netdev=net0)
+		-device "e1000,netdev=net0")
 	cmdline="$cmdline console=ttyS0,115200"
 	;;
 pi)
 	# kernel.rpi carries virtio, e1000 and a generic PCI host for exactly
 	# this: the Pi image boots unmodified on QEMU's virt board.
 	qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 -accel tcg -smp 2 -m 1024
-		-drive "file=$img,format=raw,if=none,id=hd0" -device virtio-blk-pci,drive=hd0
-		-device e1000,netdev=net0)
+		-drive "file=$img,format=raw,if=none,id=hd0" -device "virtio-blk-pci,drive=hd0"
+		-device "e1000,netdev=net0")
 	cmdline="$cmdline console=ttyAMA0,115200"
 	;;
 esac
@@ -177,12 +177,13 @@ if [ "$mode" = pi ]; then
 		[ "$(jq -r .state <<<"$s")" = error ] && break
 		sleep 0.5
 	done
-	[ "$(jq -r .state <<<"$s")" = error ] && grep -q 'no playback device' <<<"$(jq -r .error <<<"$s")" ||
+	if [ "$(jq -r .state <<<"$s")" != error ] || ! grep -q 'no playback device' <<<"$(jq -r .error <<<"$s")"; then
 		fail "without a sound card the status should be error/no playback device: $s"
+	fi
 	say "no sound card on virt: state error, \"$(jq -r .error <<<"$s")\"; API still serving"
 else
 	# Playing means state "playing" and a position that moves: poll, bounded.
-	p1= s=
+	p1='' s=''
 	for _ in $(seq 1 40); do
 		s=$(api "http://127.0.0.1:$API_PORT/api/status") || fail "GET /api/status: $s"
 		if [ "$(jq -r .state <<<"$s")" = playing ]; then

@@ -36,7 +36,7 @@ die() { echo "build-image: $*" >&2; exit 1; }
 
 [ -f "$here/$instance/config.json" ] || die "no instance $here/$instance"
 [ -x "$GOK" ] || die "gok not found at $GOK (run: make gok)"
-[[ $bytes =~ ^[0-9]+$ ]] && [ "$bytes" -ge 1258299392 ] ||
+[[ $bytes =~ ^[0-9]+$ ]] && [ "$bytes" -ge 1258299392 ] || # (die exits)
 	die "BYTES must be a number >= 1258299392 (gokrazy needs 1.1 GB plus room for /perm), got $bytes"
 for tool in mkfs.ext4 partx; do
 	command -v "$tool" >/dev/null || die "$tool missing (Debian: e2fsprogs, util-linux)"
@@ -60,6 +60,8 @@ export XDG_CONFIG_HOME=$SECRETS_DIR
 
 outdir=$(dirname "$out")
 mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+out=$outdir/$(basename "$out")
 tmp=$out.tmp
 staging=$(mktemp -d "$outdir/.perm-staging.XXXXXX")
 trap 'rm -rf "$staging" "$tmp"' EXIT
