@@ -1,68 +1,95 @@
 package output
 
-import "math"
+import "github.com/gopxl/beep/v2"
 
-// resampler converts pushed frames from one rate to another for devices
-// without Rate. It interpolates with Catmull-Rom splines: cheap, smooth and
-// transparent enough for this fallback, since the player's sources are
-// already band-limited below 24 kHz. Not anti-aliased when going down
-// (48 → 44.1 kHz): content between 22 and 24 kHz, rare in practice, folds back.
+// resampleQuality matches the player's: beep's Lagrange interpolation over
+// 2×4 points.
+const resampleQuality = 4
+
+// beepBlock is how many frames beep's Resampler reads from its source at a
+// time; a shorter read means the source ended.
+const beepBlock = 512
+
+// resampler converts pushed frames from Rate to a device's rate with beep's
+// Resampler, which pulls. Frames wait in a queue until whole blocks are
+// there, and the resampler is asked only for output whose input window is
+// complete, so it never sees its source run dry mid-stream. That holds back
+// at most a block and the window: about 11 ms.
 type resampler struct {
-	step float64      // input frames per output frame
-	pos  float64      // position of the next output frame in hist
-	hist [][2]float64 // input not yet fully used, one frame of history first
-	out  [][2]float64
+	ratio    float64 // input frames per output frame
+	from, to int
+	q        queue
+	rs       *beep.Resampler
+	in, out  int // frames pushed and produced since the last reset
+	buf      [][2]float64
 }
 
+// queue is the resampler's source: what push appended, read in blocks.
+type queue struct{ frames [][2]float64 }
+
+func (q *queue) Stream(samples [][2]float64) (int, bool) {
+	n := copy(samples, q.frames)
+	q.frames = q.frames[n:]
+	return n, true
+}
+
+func (q *queue) Err() error { return nil }
+
 func newResampler(from, to int) *resampler {
-	r := &resampler{step: float64(from) / float64(to)}
+	r := &resampler{ratio: float64(from) / float64(to), from: from, to: to}
 	r.reset()
 	return r
 }
 
 func (r *resampler) reset() {
-	r.hist = append(r.hist[:0], [2]float64{})
-	r.pos = 1
+	r.q.frames = nil
+	r.rs = beep.Resample(resampleQuality, beep.SampleRate(r.from), beep.SampleRate(r.to), &r.q)
+	r.in, r.out = 0, 0
+}
+
+// ready is how many output frames the input pushed so far allows: output
+// frame p needs input up to int(p*ratio)+quality, read in whole blocks.
+func (r *resampler) ready() int {
+	limit := r.in / beepBlock * beepBlock
+	p := max(r.out, int(float64(limit-resampleQuality-1)/r.ratio)-2)
+	for p > r.out && int(float64(p-1)*r.ratio)+resampleQuality+1 > limit {
+		p--
+	}
+	for int(float64(p)*r.ratio)+resampleQuality+1 <= limit {
+		p++
+	}
+	return p - r.out
 }
 
 // push returns the output frames the input so far allows; the slice is
 // reused by the next call.
 func (r *resampler) push(in [][2]float64) [][2]float64 {
-	r.hist = append(r.hist, in...)
-	r.out = r.out[:0]
-	for {
-		i := int(r.pos)
-		if i+2 >= len(r.hist) {
-			break
-		}
-		t := r.pos - float64(i)
-		var fr [2]float64
-		for c := range fr {
-			fr[c] = catmullRom(r.hist[i-1][c], r.hist[i][c], r.hist[i+1][c], r.hist[i+2][c], t)
-		}
-		r.out = append(r.out, fr)
-		r.pos += r.step
-	}
-	if k := int(r.pos) - 1; k > 0 {
-		n := copy(r.hist, r.hist[k:])
-		r.hist = r.hist[:n]
-		r.pos -= float64(k)
-	}
-	return r.out
+	r.q.frames = append(r.q.frames, in...)
+	r.in += len(in)
+	return r.produce(r.ready())
 }
 
-// flush pads with silence so the last input frames come out.
+func (r *resampler) produce(n int) [][2]float64 {
+	if cap(r.buf) < n {
+		r.buf = make([][2]float64, n)
+	}
+	k, _ := r.rs.Stream(r.buf[:n])
+	r.out += k
+	return r.buf[:k]
+}
+
+// flush returns the rest of the output for the input pushed so far,
+// padding the source with silence to complete the last block and window.
 func (r *resampler) flush() [][2]float64 {
-	out := append([][2]float64(nil), r.push(make([][2]float64, 3))...)
+	want := (r.in*r.to+r.from-1)/r.from - r.out // output frames before the input ends
+	r.q.frames = append(r.q.frames, make([][2]float64, 2*beepBlock)...)
+	r.in += 2 * beepBlock
+	out := append([][2]float64(nil), r.produce(min(want, r.ready()))...)
 	r.reset()
 	return out
 }
 
 // pending is how many input frames are held back, not yet sent on.
 func (r *resampler) pending() int {
-	return max(0, int(math.Ceil(float64(len(r.hist))-r.pos)))
-}
-
-func catmullRom(y0, y1, y2, y3, t float64) float64 {
-	return y1 + 0.5*t*(y2-y0+t*(2*y0-5*y1+4*y2-y3+t*(3*(y1-y2)+y3-y0)))
+	return max(0, r.in-r.out*r.from/r.to)
 }
