@@ -15,6 +15,9 @@ APT_PACKAGES := ca-certificates
 help:
 	@echo "make run    start the box here: API on http://127.0.0.1:8090, demo media, simulated battery board"
 	@echo "make test   everything CI runs"
+	@echo "make image  flashable Raspberry Pi SD-card image (build/image/storybox.img)"
+	@echo "make vm     the box for amd64 in qemu, API on http://127.0.0.1:8090"
+	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
 
 # ---------------------------------------------------------------- dependencies
 .PHONY: deps
