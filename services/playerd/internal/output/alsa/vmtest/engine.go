@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -14,13 +16,17 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
+var volume60 = 60.0
+
+func abs(v int32) int64 { return max(int64(v), -int64(v)) }
+
 type catalog map[string]library.Folder
 
 func (c catalog) Folder(id string) (library.Folder, bool) { f, ok := c[id]; return f, ok }
 
 // runEngine drives the player engine as playerd does with -output alsa: play
-// a folder, pause it, shut down. It measures, from the capture side, how
-// long the command took to become sound and the pause to become silence.
+// a folder, turn it down, pause it, shut down. It measures, from the capture
+// side, how long each command took to be heard.
 func runEngine() (string, error) {
 	rec, err := startCapture(alsa.Config{})
 	if err != nil {
@@ -45,7 +51,13 @@ func runEngine() (string, error) {
 		cancel()
 		return "", err
 	}
-	time.Sleep(time.Second)
+	time.Sleep(600 * time.Millisecond)
+	quieter := time.Now() // 100 -> 60: the -6 dB tone drops to -22 dB
+	if _, err := p.Do(ctx, player.Command{Action: player.ActVolume, Value: &volume60}); err != nil {
+		cancel()
+		return "", err
+	}
+	time.Sleep(600 * time.Millisecond)
 	paused := time.Now()
 	st, err := p.Do(ctx, player.Command{Action: player.ActPause})
 	if err != nil {
@@ -68,22 +80,36 @@ func runEngine() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	first, last := -1, -1
-	for i, fr := range got {
-		if fr != [2]int32{} {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
+	first := slices.IndexFunc(got, func(fr [2]int32) bool { return fr != [2]int32{} })
 	if first < 0 {
 		return "", errors.New("the engine played nothing")
 	}
+	// The pause is where 50 ms of silence begin. What capture returns after
+	// that is not looked at: when the paused engine drains its short fade,
+	// snd-aloop may hand capture stale ring-buffer contents.
+	last := -1
+	for i, zeros := first, 0; i < len(got); i++ {
+		if got[i] != [2]int32{} {
+			last, zeros = i, 0
+		} else if zeros++; zeros == output.Rate/20 {
+			break
+		}
+	}
+	// The last loud frame before it: the volume change took effect there.
+	loud := -1
+	for i, fr := range got[:last+1] {
+		if abs(fr[0]) > math.MaxInt32/4 || abs(fr[1]) > math.MaxInt32/4 {
+			loud = i
+		}
+	}
+	if loud < 0 || last-loud < output.Rate/10 {
+		return "", fmt.Errorf("no loud then quiet sound (loud until frame %d, sound until %d)", loud, last)
+	}
 	heardFirst, heardLast := rec.heardAt(first), rec.heardAt(last)
 	sounding := float64(last-first+1) / output.Rate
-	detail := fmt.Sprintf("play->sound=%dms pause->silence=%dms sounded=%.2fs",
-		heardFirst.Sub(played).Milliseconds(), heardLast.Sub(paused).Milliseconds(), sounding)
+	detail := fmt.Sprintf("play->sound=%dms volume->quieter=%dms pause->silence=%dms sounded=%.2fs",
+		heardFirst.Sub(played).Milliseconds(), rec.heardAt(loud).Sub(quieter).Milliseconds(),
+		heardLast.Sub(paused).Milliseconds(), sounding)
 	switch {
 	case heardFirst.Before(played):
 		return "", fmt.Errorf("%s: sound before play", detail)
