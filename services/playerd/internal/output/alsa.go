@@ -28,16 +28,52 @@ func alsaOpener(arg string) (Opener, error) {
 }
 
 // OpenALSA opens the playback device spec names (see alsa.Find) as a Sink.
+// Without a spec it takes the first playback device that can play stereo in
+// a format the sink writes, so a board whose first card is, say, an HDMI
+// port taking only IEC958 frames still plays on its headphone jack.
 func OpenALSA(procDir, spec string, cfg alsa.Config) (*ALSA, error) {
+	open := func(d alsa.Device) (pcm, error) { return alsa.Open(d.Path(), d.String(), cfg) }
+	if spec == "" {
+		devs, err := alsa.PlaybackDevices(procDir)
+		if err != nil {
+			return nil, lost(err)
+		}
+		p, err := openFirst(devs, open)
+		if err != nil {
+			return nil, lost(err)
+		}
+		return newALSA(p), nil
+	}
 	dev, err := alsa.Find(procDir, spec)
 	if err != nil {
 		return nil, lost(err)
 	}
-	pcm, err := alsa.Open(dev.Path(), dev.String(), cfg)
+	p, err := open(dev)
 	if err != nil {
 		return nil, lost(err)
 	}
-	return newALSA(pcm), nil
+	return newALSA(p), nil
+}
+
+// openFirst opens the first device that is not unsupported. Any other
+// error (busy, gone) ends the search: playing elsewhere than on the device
+// that would normally play would surprise more than an error does.
+func openFirst(devs []alsa.Device, open func(alsa.Device) (pcm, error)) (pcm, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("alsa: no playback device (is a sound card connected and enabled?): %w", alsa.ErrGone)
+	}
+	var skipped []error
+	for _, d := range devs {
+		p, err := open(d)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, alsa.ErrUnsupported) {
+			return nil, err
+		}
+		skipped = append(skipped, err)
+	}
+	return nil, fmt.Errorf("alsa: no playback device can play stereo audio: %w", errors.Join(skipped...))
 }
 
 // pcm is the part of *alsa.PCM the sink uses; tests substitute a recorder.

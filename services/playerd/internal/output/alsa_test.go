@@ -155,6 +155,39 @@ func resampleTone(t *testing.T, devRate int, hz, tol float64) {
 	}
 }
 
+func TestOpenFirstUsable(t *testing.T) {
+	devs := []alsa.Device{{Card: 0, CardID: "vc4hdmi0"}, {Card: 1, CardID: "Headphones"}, {Card: 2, CardID: "Device"}}
+	unsupported := func(d alsa.Device) error {
+		return fmt.Errorf("alsa %s: %w: no acceptable sample format", d, alsa.ErrUnsupported)
+	}
+	var tried []int
+	open := func(errs map[int]error) func(alsa.Device) (pcm, error) {
+		tried = nil
+		return func(d alsa.Device) (pcm, error) {
+			tried = append(tried, d.Card)
+			if err := errs[d.Card]; err != nil {
+				return nil, err
+			}
+			return &recorder{format: alsa.S16LE, rate: Rate}, nil
+		}
+	}
+	if _, err := openFirst(devs, open(map[int]error{0: unsupported(devs[0])})); err != nil || fmt.Sprint(tried) != "[0 1]" {
+		t.Errorf("unusable first card: %v, tried %v", err, tried)
+	}
+	busy := errors.New("alsa hw:0,0 (vc4hdmi0): device is busy")
+	if _, err := openFirst(devs, open(map[int]error{0: busy})); err != busy || fmt.Sprint(tried) != "[0]" {
+		t.Errorf("busy first card: %v, tried %v; want its error, no other card", err, tried)
+	}
+	all := map[int]error{0: unsupported(devs[0]), 1: unsupported(devs[1]), 2: unsupported(devs[2])}
+	_, err := openFirst(devs, open(all))
+	if err == nil || !strings.Contains(err.Error(), "hw:2,0 (Device)") || errors.Is(err, alsa.ErrGone) {
+		t.Errorf("nothing usable: %v", err)
+	}
+	if _, err := openFirst(nil, open(nil)); !errors.Is(err, alsa.ErrGone) {
+		t.Errorf("no devices: %v", err)
+	}
+}
+
 func TestParseALSA(t *testing.T) {
 	for _, spec := range []string{"alsa", "alsa:Headphones", "alsa:1,0", "alsa:hw:0,0", "alsa:USB Audio"} {
 		if _, err := Parse(spec); err != nil {

@@ -14,6 +14,10 @@ import (
 // Only closing the PCM and opening the device again can help.
 var ErrGone = errors.New("device gone")
 
+// ErrUnsupported reports a device that cannot play what the player renders
+// in any configuration it offers (format, channels, rate, buffer).
+var ErrUnsupported = errors.New("unsupported device")
+
 // Conn is the kernel side of an open PCM: the ioctls the writer needs. The
 // real one talks to /dev/snd; tests replay device behaviour through a fake.
 type Conn interface {
@@ -116,7 +120,7 @@ func (p *PCM) setup(cfg Config) error {
 		return p.errorf("query parameters: %w", err)
 	}
 	if !hp.hasMask(paramAccess, accessRWInterleaved) {
-		return p.errorf("no interleaved read/write access")
+		return p.errorf("%w: no interleaved read/write access", ErrUnsupported)
 	}
 	hp.setMask(paramAccess, accessRWInterleaved)
 
@@ -132,25 +136,25 @@ func (p *PCM) setup(cfg Config) error {
 		for _, f := range cfg.Formats {
 			want = append(want, f.String())
 		}
-		return p.errorf("no acceptable sample format (device offers none of %s)", strings.Join(want, ", "))
+		return p.errorf("%w: no acceptable sample format (device offers none of %s)", ErrUnsupported, strings.Join(want, ", "))
 	}
 	hp.setMask(paramFormat, uint(p.format))
 	hp.setMask(paramSubformat, 0)
 	if lo, hi := hp.bounds(paramChannels); lo > Channels || hi < Channels {
-		return p.errorf("no stereo output (device takes %d to %d channels)", lo, hi)
+		return p.errorf("%w: no stereo output (device takes %d to %d channels)", ErrUnsupported, lo, hi)
 	}
 	hp.setRange(paramChannels, Channels, Channels)
 	if err := refine(p.c, &hp); err != nil {
-		return p.errorf("refuses %s stereo interleaved: %w", p.format, err)
+		return p.errorf("%w: refuses %s stereo interleaved: %w", ErrUnsupported, p.format, err)
 	}
 
 	rate, err := near(p.c, &hp, paramRate, uint32(cfg.Rate))
 	if err != nil {
-		return p.errorf("no usable sample rate: %w", err)
+		return p.errorf("%w: no usable sample rate: %w", ErrUnsupported, err)
 	}
 	period, err := near(p.c, &hp, paramPeriodSize, uint32(cfg.PeriodFrames))
 	if err != nil {
-		return p.errorf("no usable period size: %w", err)
+		return p.errorf("%w: no usable period size: %w", ErrUnsupported, err)
 	}
 	// The fewest periods in range: enough cushion, and Drop discards less.
 	periods := uint32(cfg.MinPeriods)
@@ -160,10 +164,10 @@ func (p *PCM) setup(cfg Config) error {
 		periods, _ = try.bounds(paramPeriods)
 	}
 	if _, err := near(p.c, &hp, paramPeriods, periods); err != nil {
-		return p.errorf("no usable period count: %w", err)
+		return p.errorf("%w: no usable period count: %w", ErrUnsupported, err)
 	}
 	if err := refine(p.c, &hp); err != nil {
-		return p.errorf("refuses %d Hz, %d-frame periods: %w", rate, period, err)
+		return p.errorf("%w: refuses %d Hz, %d-frame periods: %w", ErrUnsupported, rate, period, err)
 	}
 	if err := p.c.HWParams(&hp); err != nil {
 		if errors.Is(err, syscall.EBUSY) {

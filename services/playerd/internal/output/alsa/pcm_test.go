@@ -70,12 +70,13 @@ func TestNegotiateFailures(t *testing.T) {
 		adjust func(*fakeConn)
 		cfg    Config
 		want   string
+		busy   bool
 	}{
-		{"no format", func(f *fakeConn) { f.formats = []Format{Format(14)} }, Config{}, "no acceptable sample format (device offers none of S32_LE, S24_LE, S24_3LE, S16_LE)"},
-		{"only the format not asked for", func(f *fakeConn) { f.formats = []Format{S32LE} }, Config{Formats: []Format{S16LE}}, "none of S16_LE"},
-		{"mono", func(f *fakeConn) { f.chMax = 1 }, Config{}, "no stereo output (device takes 1 to 1 channels)"},
-		{"six channels only", func(f *fakeConn) { f.chMin = 6 }, Config{}, "no stereo output"},
-		{"busy", func(f *fakeConn) { f.busy = true }, Config{}, "device is busy"},
+		{"no format", func(f *fakeConn) { f.formats = []Format{Format(14)} }, Config{}, "no acceptable sample format (device offers none of S32_LE, S24_LE, S24_3LE, S16_LE)", false},
+		{"only the format not asked for", func(f *fakeConn) { f.formats = []Format{S32LE} }, Config{Formats: []Format{S16LE}}, "none of S16_LE", false},
+		{"mono", func(f *fakeConn) { f.chMax = 1 }, Config{}, "no stereo output (device takes 1 to 1 channels)", false},
+		{"six channels only", func(f *fakeConn) { f.chMin = 6 }, Config{}, "no stereo output", false},
+		{"busy", func(f *fakeConn) { f.busy = true }, Config{}, "device is busy", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
@@ -83,6 +84,9 @@ func TestNegotiateFailures(t *testing.T) {
 			_, err := NewPCM(f, "hw:9,0 (Fake)", tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "hw:9,0 (Fake)") {
 				t.Fatalf("err = %v, want it to name the device and say %q", err, tc.want)
+			}
+			if errors.Is(err, ErrUnsupported) == tc.busy {
+				t.Errorf("errors.Is(%v, ErrUnsupported) = %v", err, !tc.busy)
 			}
 			if !f.closed {
 				t.Error("connection left open")
