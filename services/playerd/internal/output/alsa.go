@@ -28,9 +28,9 @@ func alsaOpener(arg string) (Opener, error) {
 }
 
 // OpenALSA opens the playback device spec names (see alsa.Find) as a Sink.
-// Without a spec it takes the first playback device that can play stereo in
-// a format the sink writes, so a board whose first card is, say, an HDMI
-// port taking only IEC958 frames still plays on its headphone jack.
+// Without a spec it takes the first playback device that takes a format the
+// sink writes, so a board whose first card is, say, an HDMI port taking only
+// IEC958 frames still plays on its headphone jack.
 func OpenALSA(procDir, spec string, cfg alsa.Config) (*ALSA, error) {
 	open := func(d alsa.Device) (pcm, error) { return alsa.Open(d.Path(), d.String(), cfg) }
 	if spec == "" {
@@ -73,12 +73,13 @@ func openFirst(devs []alsa.Device, open func(alsa.Device) (pcm, error)) (pcm, er
 		}
 		skipped = append(skipped, err)
 	}
-	return nil, fmt.Errorf("alsa: no playback device can play stereo audio: %w", errors.Join(skipped...))
+	return nil, fmt.Errorf("alsa: no playback device takes S16, S24 or S32 PCM: %w", errors.Join(skipped...))
 }
 
 // pcm is the part of *alsa.PCM the sink uses; tests substitute a recorder.
 type pcm interface {
 	Format() alsa.Format
+	Channels() int
 	Rate() int
 	Write(buf []byte) error
 	Drop() error
@@ -117,24 +118,36 @@ func (s *ALSA) Write(frames [][2]float64) error {
 	if s.rs != nil {
 		frames = s.rs.push(frames)
 	}
-	s.buf = encode(s.buf[:0], s.pcm.Format(), frames)
+	s.buf = encode(s.buf[:0], s.pcm.Format(), s.pcm.Channels(), frames)
 	return lost(s.pcm.Write(s.buf))
 }
 
-func encode(buf []byte, f alsa.Format, frames [][2]float64) []byte {
+// encode converts frames to the device's format and channel layout: stereo
+// as is, mono as the mean of both channels, more channels with silence after
+// the first two.
+func encode(buf []byte, f alsa.Format, channels int, frames [][2]float64) []byte {
+	put := func(v float64) {
+		switch f {
+		case alsa.S32LE:
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)))
+		case alsa.S24LE:
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)>>8))
+		case alsa.S24Packed:
+			x := uint32(ToS32(v) >> 8)
+			buf = append(buf, byte(x), byte(x>>8), byte(x>>16))
+		default:
+			buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(v)))
+		}
+	}
 	for _, fr := range frames {
-		for _, v := range fr {
-			switch f {
-			case alsa.S32LE:
-				buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)))
-			case alsa.S24LE:
-				buf = binary.LittleEndian.AppendUint32(buf, uint32(ToS32(v)>>8))
-			case alsa.S24Packed:
-				x := uint32(ToS32(v) >> 8)
-				buf = append(buf, byte(x), byte(x>>8), byte(x>>16))
-			default:
-				buf = binary.LittleEndian.AppendUint16(buf, uint16(ToS16(v)))
-			}
+		if channels == 1 {
+			put((fr[0] + fr[1]) / 2)
+			continue
+		}
+		put(fr[0])
+		put(fr[1])
+		for range channels - 2 {
+			put(0)
 		}
 	}
 	return buf
@@ -165,7 +178,7 @@ func (s *ALSA) Drop() error {
 func (s *ALSA) Drain() error {
 	if s.rs != nil {
 		if tail := s.rs.flush(); len(tail) > 0 {
-			s.buf = encode(s.buf[:0], s.pcm.Format(), tail)
+			s.buf = encode(s.buf[:0], s.pcm.Format(), s.pcm.Channels(), tail)
 			if err := s.pcm.Write(s.buf); err != nil {
 				return lost(err)
 			}

@@ -13,16 +13,23 @@ import (
 
 // recorder stands in for a configured device.
 type recorder struct {
-	format alsa.Format
-	rate   int
-	got    []byte
-	err    error
-	delay  int
-	calls  []string
+	format   alsa.Format
+	channels int // 0 means 2
+	rate     int
+	got      []byte
+	err      error
+	delay    int
+	calls    []string
 }
 
 func (r *recorder) Format() alsa.Format { return r.format }
-func (r *recorder) Rate() int           { return r.rate }
+func (r *recorder) Channels() int {
+	if r.channels == 0 {
+		return 2
+	}
+	return r.channels
+}
+func (r *recorder) Rate() int { return r.rate }
 func (r *recorder) Write(b []byte) error {
 	r.got = append(r.got, b...)
 	return r.err
@@ -81,6 +88,30 @@ func TestALSAEncodes(t *testing.T) {
 	}
 	if ToS32(1) != math.MaxInt32 || ToS32(-2) != math.MinInt32 || ToS32(0.5) != 1<<30 {
 		t.Errorf("ToS32 bounds: %d %d %d", ToS32(1), ToS32(-2), ToS32(0.5))
+	}
+}
+
+func TestALSAChannelLayouts(t *testing.T) {
+	in := [][2]float64{{0.5, 0.25}, {-1, 1}}
+	for _, tc := range []struct {
+		channels int
+		want     []int16
+	}{
+		{1, []int16{ToS16(0.375), 0}},
+		{2, []int16{ToS16(0.5), ToS16(0.25), -32767, 32767}},
+		{4, []int16{ToS16(0.5), ToS16(0.25), 0, 0, -32767, 32767, 0, 0}},
+	} {
+		r := &recorder{format: alsa.S16LE, channels: tc.channels, rate: Rate}
+		if err := newALSA(r).Write(in); err != nil {
+			t.Fatal(err)
+		}
+		var got []int16
+		for i := 0; i+1 < len(r.got); i += 2 {
+			got = append(got, int16(binary.LittleEndian.Uint16(r.got[i:])))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%d channels: %v, want %v", tc.channels, got, tc.want)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 type discard struct{ format alsa.Format }
 
 func (d discard) Format() alsa.Format { return d.format }
+func (d discard) Channels() int       { return 2 }
 func (d discard) Rate() int           { return Rate }
 func (d discard) Write([]byte) error  { return nil }
 func (d discard) Drop() error         { return nil }

@@ -63,20 +63,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Channels is fixed: the player renders stereo.
-const Channels = 2
-
 // PCM is an open, configured playback stream. It is not safe for concurrent
 // use; the player goroutine owns it.
 type PCM struct {
 	c    Conn
 	name string
 
-	format Format
-	rate   int
-	period int // frames
-	buffer int // frames
-	frame  int // bytes per frame
+	format   Format
+	channels int
+	rate     int
+	period   int // frames
+	buffer   int // frames
+	frame    int // bytes per frame
 
 	underruns int
 	sleep     func(time.Duration)
@@ -93,7 +91,11 @@ func NewPCM(c Conn, name string, cfg Config) (*PCM, error) {
 	return p, nil
 }
 
+// maxChannels bounds the channel count the writer accepts (surround cards).
+const maxChannels = 32
+
 func (p *PCM) Format() Format { return p.format }
+func (p *PCM) Channels() int  { return p.channels }
 func (p *PCM) Rate() int      { return p.rate }
 func (p *PCM) Period() int    { return p.period }
 func (p *PCM) Buffer() int    { return p.buffer }
@@ -140,12 +142,23 @@ func (p *PCM) setup(cfg Config) error {
 	}
 	hp.setMask(paramFormat, uint(p.format))
 	hp.setMask(paramSubformat, 0)
-	if lo, hi := hp.bounds(paramChannels); lo > Channels || hi < Channels {
-		return p.errorf("%w: no stereo output (device takes %d to %d channels)", ErrUnsupported, lo, hi)
+	// Stereo where offered; else mono (a single speaker: the sink mixes
+	// down); else the fewest channels above two (the sink fills the rest
+	// with silence).
+	lo, hi := hp.bounds(paramChannels)
+	switch {
+	case lo <= 2 && hi >= 2:
+		p.channels = 2
+	case lo == 1:
+		p.channels = 1
+	case lo > 2 && lo <= maxChannels:
+		p.channels = int(lo)
+	default:
+		return p.errorf("%w: no usable channel count (device takes %d to %d)", ErrUnsupported, lo, hi)
 	}
-	hp.setRange(paramChannels, Channels, Channels)
+	hp.setRange(paramChannels, uint32(p.channels), uint32(p.channels))
 	if err := refine(p.c, &hp); err != nil {
-		return p.errorf("%w: refuses %s stereo interleaved: %w", ErrUnsupported, p.format, err)
+		return p.errorf("%w: refuses %s, %d channels, interleaved: %w", ErrUnsupported, p.format, p.channels, err)
 	}
 
 	rate, err := near(p.c, &hp, paramRate, uint32(cfg.Rate))
@@ -185,7 +198,7 @@ func (p *PCM) setup(cfg Config) error {
 		}
 		*v.dst = int(n)
 	}
-	p.frame = Channels * p.format.Bytes()
+	p.frame = p.channels * p.format.Bytes()
 
 	sp := swParams{
 		availMin: uint(p.period),
