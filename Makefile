@@ -90,7 +90,7 @@ integration: test-speech
 APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
 .PHONY: test-vm bench-audio
 test-vm: deps
-	bash services/playerd/internal/output/alsa/vmtest/run.sh
+	GO=$(GO) bash services/playerd/internal/output/alsa/vmtest/run.sh
 
 # CPU time per second of audio: decode -> resample -> gain -> S32 -> sink.
 bench-audio:

@@ -12,7 +12,7 @@ bash "$here/fetch-kernel.sh" "$build/kernel"
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}
-(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -o "$root/init" ./services/playerd/internal/output/alsa/vmtest)
+(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 "${GO:-go}" build -trimpath -o "$root/init" ./services/playerd/internal/output/alsa/vmtest)
 cp "$build/kernel/modules/"*.ko "$root/modules/"
 cp "$repo/services/playerd/internal/decode/testdata/tone.flac" "$root/tone.flac"
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$build/initrd.cpio"
