@@ -348,3 +348,70 @@ func TestRunReturnsAndLaterCommandsFail(t *testing.T) {
 		t.Error("sink not closed at shutdown")
 	}
 }
+
+// rewSink models a device buffer of 8 periods that can take back what it
+// has not played (ALSA's rewind).
+type rewSink struct {
+	recSink
+	rewound []int
+}
+
+func (s *rewSink) Delay() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return min(len(s.frames), 8*output.PeriodFrames)
+}
+
+func (s *rewSink) Rewind(n int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := min(n, len(s.frames))
+	s.frames = s.frames[:len(s.frames)-m]
+	s.rewound = append(s.rewound, m)
+	return m, nil
+}
+
+// A volume change is heard within a period: audio already buffered is
+// taken back and rendered again, with no sample lost or repeated.
+func TestVolumeChangeReachesIntoTheBuffer(t *testing.T) {
+	sink := &rewSink{recSink: recSink{perWrite: time.Millisecond}}
+	f := folderOf(t, "f", 10)
+	h := newHarness(t, catalog{"f": f}, Config{Open: func() (output.Sink, error) { return sink, nil }}, &sink.recSink)
+	h.do(Command{Action: ActFolder, FolderID: "f"})
+	h.waitFor("playing a while", func(s Status) bool { return s.Position > 0.5 })
+	before := len(sink.heard())
+	h.do(Command{Action: ActVolume, Value: val(50)})
+	h.waitFor("more audio", func(s Status) bool { return s.Position > 1.2 })
+	heard := sink.heard()
+	loud := 1000.0 / 32768
+	quiet := -1
+	for i := rampFrames; i < len(heard); i++ {
+		if heard[i][0] < 0.9*loud {
+			quiet = i
+			break
+		}
+		if c := ratioCounter(heard[i]); c != (ratioCounter(heard[i-1])+1)%1000 {
+			t.Fatalf("frame %d: sample %d follows %d", i, c, ratioCounter(heard[i-1]))
+		}
+	}
+	if quiet < 0 || quiet >= before {
+		t.Fatalf("volume change heard at frame %d; %d frames had been written when it was set: it waited for the buffer", quiet, before)
+	}
+	if quiet < before-8*output.PeriodFrames {
+		t.Errorf("volume change at frame %d reached into audio already heard (written %d)", quiet, before)
+	}
+	if len(sink.rewound) == 0 || sink.rewound[0] > 7*output.PeriodFrames {
+		t.Errorf("rewound %v, want at most 7 periods (one stays queued)", sink.rewound)
+	}
+	for i := quiet + 1; i < len(heard); i++ {
+		if c := ratioCounter(heard[i]); c != (ratioCounter(heard[i-1])+1)%1000 {
+			t.Fatalf("after the change, frame %d: sample %d follows %d", i, c, ratioCounter(heard[i-1]))
+		}
+	}
+}
+
+// ratioCounter reads the sample counter of the first test track (level
+// 1000) independently of the gain applied to both channels.
+func ratioCounter(fr [2]float64) int {
+	return int(math.Round(fr[1]/fr[0]*1000/30)) % 1000
+}
