@@ -9,7 +9,7 @@ here="$repo/services/playerd/internal/display/vmtest"
 build=${BUILD:-$repo/build/display-vm}
 mkdir -p "$build"
 
-bash "$here/fetch-kernel.sh" "$build/kernel"
+bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci drm drm_kms_helper drm_shmem_helper virtio_dma_buf virtio-gpu evdev uinput
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}

@@ -8,7 +8,7 @@ here="$repo/services/playerd/internal/output/alsa/vmtest"
 build=${BUILD:-$repo/build/alsa-vm}
 mkdir -p "$build"
 
-bash "$here/fetch-kernel.sh" "$build/kernel"
+bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" soundcore snd snd-timer snd-pcm snd-aloop
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}
