@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/storybox/storybox/services/playerd/internal/display"
-	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 )
 
@@ -71,11 +70,6 @@ func (a *app) newDisplay() (*display.Display, error) {
 			o.Touch.Close()
 		}
 		return nil, err
-	}
-	if a.battery != nil {
-		a.battery.OnLevel = func(c hat.LevelChange) {
-			d.SetBatteryLow(c.To == hat.LevelLow || c.To == hat.LevelCritical)
-		}
 	}
 	return d, nil
 }

@@ -104,6 +104,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.speech = a.newSpeech()
 	if a.battery != nil {
+		// Low battery shows on the screen and is said once (speech.go).
 		a.battery.OnLevel = func(c hat.LevelChange) { a.batteryNotice(ctx, c) }
 	}
 
