@@ -2,7 +2,6 @@ package player
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // recSink records what reaches the "speaker". perWrite slows it down so
@@ -58,25 +58,11 @@ func (s *recSink) heard() [][2]float64 {
 // so tests can tell tracks apart and see exactly which sample was heard.
 func writeLevelWAV(t *testing.T, path string, seconds float64, level int16) {
 	t.Helper()
-	n := int(seconds * output.Rate)
-	buf := make([]byte, 44+n*4)
-	copy(buf, "RIFF")
-	binary.LittleEndian.PutUint32(buf[4:], uint32(36+n*4))
-	copy(buf[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(buf[16:], 16)
-	binary.LittleEndian.PutUint16(buf[20:], 1)
-	binary.LittleEndian.PutUint16(buf[22:], 2)
-	binary.LittleEndian.PutUint32(buf[24:], output.Rate)
-	binary.LittleEndian.PutUint32(buf[28:], output.Rate*4)
-	binary.LittleEndian.PutUint16(buf[32:], 4)
-	binary.LittleEndian.PutUint16(buf[34:], 16)
-	copy(buf[36:], "data")
-	binary.LittleEndian.PutUint32(buf[40:], uint32(n*4))
-	for i := range n {
-		binary.LittleEndian.PutUint16(buf[44+i*4:], uint16(level))
-		binary.LittleEndian.PutUint16(buf[46+i*4:], uint16(int16(i%1000*30)))
+	frames := make([][2]int16, int(seconds*output.Rate))
+	for i := range frames {
+		frames[i] = [2]int16{level, int16(i % 1000 * 30)}
 	}
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
+	if err := os.WriteFile(path, testmedia.WAV(output.Rate, frames), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 type oneFolder library.Folder
@@ -27,26 +28,13 @@ func (f oneFolder) Folder(id string) (library.Folder, bool) {
 func writeMusic(t *testing.T, path string, n int) []float64 {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float64, n)
-	b := make([]byte, 44, 44+4*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+4*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 2)
-	binary.LittleEndian.PutUint32(b[24:], output.Rate)
-	binary.LittleEndian.PutUint32(b[28:], output.Rate*4)
-	binary.LittleEndian.PutUint16(b[32:], 4)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(4*n))
+	frames := make([][2]int16, n)
 	for i := range src {
 		v := int16(rng.IntN(24000) - 12000)
 		src[i] = float64(v) / 32768
-		b = binary.LittleEndian.AppendUint16(b, uint16(v))
-		b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		frames[i] = [2]int16{v, v}
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := os.WriteFile(path, testmedia.WAV(output.Rate, frames), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return src

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 )
 
-// WriteTone writes a 16-bit stereo WAV of a sine tone at freq Hz.
-func WriteTone(path string, seconds float64, rate int, freq float64) error {
-	n := int(seconds * float64(rate))
+// WAV builds a 16-bit stereo PCM WAV file from frames.
+func WAV(rate int, frames [][2]int16) []byte {
+	n := len(frames)
 	buf := make([]byte, 44, 44+n*4)
 	copy(buf, "RIFF")
 	binary.LittleEndian.PutUint32(buf[4:], uint32(36+n*4))
@@ -24,15 +24,24 @@ func WriteTone(path string, seconds float64, rate int, freq float64) error {
 	binary.LittleEndian.PutUint16(buf[34:], 16)
 	copy(buf[36:], "data")
 	binary.LittleEndian.PutUint32(buf[40:], uint32(n*4))
-	for i := range n {
-		v := uint16(int16(8000 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate))))
-		buf = binary.LittleEndian.AppendUint16(buf, v)
-		buf = binary.LittleEndian.AppendUint16(buf, v)
+	for _, f := range frames {
+		buf = binary.LittleEndian.AppendUint16(buf, uint16(f[0]))
+		buf = binary.LittleEndian.AppendUint16(buf, uint16(f[1]))
+	}
+	return buf
+}
+
+// WriteTone writes a 16-bit stereo WAV of a sine tone at freq Hz.
+func WriteTone(path string, seconds float64, rate int, freq float64) error {
+	frames := make([][2]int16, int(seconds*float64(rate)))
+	for i := range frames {
+		v := int16(8000 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
+		frames[i] = [2]int16{v, v}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf, 0o644)
+	return os.WriteFile(path, WAV(rate, frames), 0o644)
 }
 
 // Library writes folders of tones under root: each key is a relative folder
