@@ -34,12 +34,11 @@ func (r *recorder) Write(b []byte) error {
 	r.got = append(r.got, b...)
 	return r.err
 }
-func (r *recorder) Drop() error             { r.calls = append(r.calls, "drop"); return r.err }
-func (r *recorder) Drain() error            { r.calls = append(r.calls, "drain"); return r.err }
-func (r *recorder) Delay() (int, error)     { return r.delay, nil }
-func (r *recorder) Close() error            { return nil }
-func (r *recorder) Underruns() int          { return 0 }
-func (r *recorder) Rewind(int) (int, error) { return 0, nil }
+func (r *recorder) Drop() error         { r.calls = append(r.calls, "drop"); return r.err }
+func (r *recorder) Drain() error        { r.calls = append(r.calls, "drain"); return r.err }
+func (r *recorder) Delay() (int, error) { return r.delay, nil }
+func (r *recorder) Close() error        { return nil }
+func (r *recorder) Underruns() int      { return 0 }
 
 func testFrames(n int) [][2]float64 {
 	fr := make([][2]float64, n)

@@ -11,10 +11,3 @@ func (n *Null) Drop() error                     { n.p.drop(); return nil }
 func (n *Null) Drain() error                    { n.p.drain(); return nil }
 func (n *Null) Delay() int                      { return n.p.buffered() }
 func (n *Null) Close() error                    { return nil }
-
-// Rewind takes back frames that the modelled device has not played yet.
-func (n *Null) Rewind(frames int) (int, error) {
-	m := max(0, min(frames, n.p.buffered()))
-	n.p.written -= int64(m)
-	return m, nil
-}

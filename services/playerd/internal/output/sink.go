@@ -41,15 +41,6 @@ type Delayer interface {
 	Delay() int
 }
 
-// Rewinder is implemented by sinks that can take back written audio that
-// has not been heard, without interrupting what is playing. The player uses
-// it so a volume change is heard within a period, not after the whole
-// device buffer. Rewind returns how many frames it took back (the newest
-// ones, at most frames).
-type Rewinder interface {
-	Rewind(frames int) (int, error)
-}
-
 // Opener opens a sink. The player calls it at start and again after the
 // device was lost.
 type Opener func() (Sink, error)

@@ -110,9 +110,6 @@ func (p *Player) setVolume(v int) error {
 	if v != p.volume {
 		p.volume = v
 		p.dirty = true
-		if p.state == Playing && len(p.clips) == 0 {
-			p.retake()
-		}
 	}
 	return nil
 }

@@ -123,29 +123,6 @@ func (p *Player) silence() {
 	}
 }
 
-// retake makes a change heard within a period instead of after the whole
-// device buffer: the sink gives back what it holds beyond one period (the
-// stream keeps playing), and the next periods render it again.
-func (p *Player) retake() {
-	r, ok := p.sink.(output.Rewinder)
-	d, ok2 := p.sink.(output.Delayer)
-	if !ok || !ok2 || p.cur == nil {
-		return
-	}
-	// Only frames of the current track: a gapless change may sit in the
-	// buffer, and the previous track's tail cannot be rendered again.
-	n := min(d.Delay()-output.PeriodFrames, p.cur.base+p.cur.frames)
-	if n <= 0 {
-		return
-	}
-	got, err := r.Rewind(n)
-	if err != nil {
-		p.deviceFailed(err)
-		return
-	}
-	p.rewind(got)
-}
-
 // rewind moves the current track back by frames device frames (at most to
 // its start).
 func (p *Player) rewind(frames int) {

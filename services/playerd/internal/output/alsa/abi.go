@@ -146,7 +146,6 @@ const (
 	iocPrepare  = iocNone<<30 | 'A'<<8 | 0x40
 	iocDrop     = iocNone<<30 | 'A'<<8 | 0x43
 	iocDrain    = iocNone<<30 | 'A'<<8 | 0x44
-	iocRewind   = iocWrite<<30 | unsafe.Sizeof(uint(0))<<16 | 'A'<<8 | 0x46
 	iocResume   = iocNone<<30 | 'A'<<8 | 0x47
 	iocWriteI   = iocWrite<<30 | unsafe.Sizeof(xferi{})<<16 | 'A'<<8 | 0x50
 	iocReadI    = iocRead<<30 | unsafe.Sizeof(xferi{})<<16 | 'A'<<8 | 0x51

@@ -10,8 +10,6 @@ import (
 // transfers and resumes return. Refine intersects the request with the
 // offer the way the kernel does for a plain list or range constraint.
 type fakeConn struct {
-	rewindable            int // frames Rewind may take back
-	rewindErr             error
 	formats               []Format
 	rates                 []uint32 // the offered rates; a list, like most hardware
 	chMin, chMax          uint32
@@ -172,13 +170,4 @@ func (f *fakeConn) WriteI(x *xferi) error {
 }
 
 func (f *fakeConn) Delay(d *int) error { *d = f.delay; return f.delErr }
-
-func (f *fakeConn) Rewind(n *uint) error {
-	f.calls = append(f.calls, "rewind")
-	if f.rewindErr != nil {
-		return f.rewindErr
-	}
-	*n = min(*n, uint(f.rewindable))
-	return nil
-}
-func (f *fakeConn) Close() error { f.closed = true; return nil }
+func (f *fakeConn) Close() error       { f.closed = true; return nil }

@@ -30,9 +30,6 @@ type Conn interface {
 	Resume() error
 	WriteI(x *xferi) error
 	Delay(frames *int) error
-	// Rewind moves the application pointer back by *frames; the kernel
-	// writes back how many it moved.
-	Rewind(frames *uint) error
 	Close() error
 }
 
@@ -401,24 +398,6 @@ func (p *PCM) Delay() (int, error) {
 		return 0, nil // stopped: nothing is waiting to be heard
 	}
 	return 0, p.fail("delay", err)
-}
-
-// Rewind takes back up to frames of the newest written, not yet played
-// audio, so the next Write replaces it; it reports how many it took. The
-// stream keeps running: nothing already playing is interrupted.
-func (p *PCM) Rewind(frames int) (int, error) {
-	if frames <= 0 {
-		return 0, nil
-	}
-	n := uint(frames)
-	err := p.c.Rewind(&n)
-	switch {
-	case err == nil:
-		return int(min(n, uint(frames))), nil
-	case errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.EBADFD), errors.Is(err, syscall.ESTRPIPE):
-		return 0, nil // not running: nothing to take back, the next Write recovers
-	}
-	return 0, p.fail("rewind", err)
 }
 
 // Close releases the device; the kernel stops the stream at once.

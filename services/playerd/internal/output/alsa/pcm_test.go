@@ -268,32 +268,3 @@ func TestDropDrainDelay(t *testing.T) {
 		t.Errorf("Drop on a lost device: %v", err)
 	}
 }
-
-// Rewind takes back at most what the kernel allows, never interrupts the
-// stream, and treats a stopped stream as nothing to take back.
-func TestRewind(t *testing.T) {
-	f := newFake()
-	p := open(t, f, Config{})
-	f.calls = nil
-	f.rewindable = 3000
-	if n, err := p.Rewind(5000); n != 3000 || err != nil {
-		t.Errorf("Rewind(5000) with 3000 rewindable = %d, %v", n, err)
-	}
-	if n, err := p.Rewind(1000); n != 1000 || err != nil {
-		t.Errorf("Rewind(1000) = %d, %v", n, err)
-	}
-	if n, _ := p.Rewind(0); n != 0 {
-		t.Errorf("Rewind(0) = %d", n)
-	}
-	if want := []string{"rewind", "rewind"}; !slices.Equal(f.calls, want) {
-		t.Errorf("calls %q, want %q (no drop, no prepare)", f.calls, want)
-	}
-	f.rewindErr = syscall.EPIPE
-	if n, err := p.Rewind(100); n != 0 || err != nil {
-		t.Errorf("Rewind after an underrun = %d, %v", n, err)
-	}
-	f.rewindErr = syscall.ENODEV
-	if _, err := p.Rewind(100); !errors.Is(err, ErrGone) {
-		t.Errorf("Rewind on a lost device: %v", err)
-	}
-}
