@@ -22,10 +22,11 @@ type Library struct {
 	root      string
 	cachePath string
 
-	mu      sync.RWMutex
-	folders []Folder
-	byID    map[string]int
-	scanned bool
+	mu       sync.RWMutex
+	folders  []Folder
+	byID     map[string]int
+	topLevel []string
+	scanned  bool
 	scanMu  sync.Mutex // one scan at a time
 }
 
@@ -67,10 +68,16 @@ func (l *Library) Folder(id string) (Folder, bool) {
 	return l.folders[i], true
 }
 
-// TopLevel returns the names of the media root's visible subdirectories,
-// the default home-screen categories.
+// TopLevel returns the names of the media root's visible subdirectories at
+// the last scan, the default home-screen categories.
 func (l *Library) TopLevel() []string {
-	entries, err := os.ReadDir(l.root)
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.topLevel
+}
+
+func topLevel(root string) []string {
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil
 	}
@@ -106,8 +113,9 @@ func (l *Library) Scan() (Stats, error) {
 	for i, f := range folders {
 		byID[f.ID] = i
 	}
+	top := topLevel(l.root)
 	l.mu.Lock()
-	l.folders, l.byID, l.scanned = folders, byID, true
+	l.folders, l.byID, l.topLevel, l.scanned = folders, byID, top, true
 	l.mu.Unlock()
 	if l.cachePath != "" && (stats.Read > 0 || stats.Gone > 0) {
 		if err := c.save(l.cachePath); err != nil {
