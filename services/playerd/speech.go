@@ -53,7 +53,7 @@ func (a *app) batteryNotice(ctx context.Context, c hat.LevelChange) {
 	go func() {
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := a.speech.Speak(sctx, text, ""); err != nil {
+		if _, err := a.speech.Speak(sctx, text, ""); err != nil {
 			a.log.Warn("low-battery announcement", "error", err)
 		}
 	}()

@@ -26,11 +26,14 @@ type fakeHat struct {
 
 func (f fakeHat) HatStatus(context.Context) (json.RawMessage, error) { return f.raw, f.err }
 
-type fakeSpeaker struct{ got []string }
+type fakeSpeaker struct {
+	got  []string
+	slow bool // rendering outlasts the wait
+}
 
-func (f *fakeSpeaker) Speak(_ context.Context, text, lang string) error {
+func (f *fakeSpeaker) Speak(_ context.Context, text, lang string) (bool, error) {
 	f.got = append(f.got, text+"|"+lang)
-	return nil
+	return !f.slow, nil
 }
 
 type box struct {
@@ -315,6 +318,10 @@ func TestSpeakValidation(t *testing.T) {
 	code, resp, _ := b.call("POST", "/api/speak", `{"text":"Abendessen ist fertig!","language":"de","source_type":"ha"}`)
 	if code != 200 || resp["speaking"] != true || len(s.got) != 1 || s.got[0] != "Abendessen ist fertig!|de" {
 		t.Errorf("speak: %d %v %v", code, resp, s.got)
+	}
+	s.slow = true
+	if code, resp, _ := b.call("POST", "/api/speak", `{"text":"Lange Geschichte"}`); code != 202 || resp["speaking"] != false || resp["queued"] != true {
+		t.Errorf("speech still rendering: %d %v, want 202 queued", code, resp)
 	}
 }
 

@@ -128,8 +128,13 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, http.StatusServiceUnavailable, "tts unavailable")
 		return
 	}
-	if err := h.Speaker.Speak(r.Context(), *req.Text, req.Language); err != nil {
+	started, err := h.Speaker.Speak(r.Context(), *req.Text, req.Language)
+	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if !started {
+		writeJSON(w, http.StatusAccepted, map[string]bool{"speaking": false, "queued": true})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"speaking": true})

@@ -31,9 +31,10 @@ type HatSource interface {
 	HatStatus(ctx context.Context) (json.RawMessage, error)
 }
 
-// Speaker reads a text aloud; it returns once the speech has started.
+// Speaker reads a text aloud. It returns once the speech has started, or
+// with started false when rendering took too long and it will play later.
 type Speaker interface {
-	Speak(ctx context.Context, text, language string) error
+	Speak(ctx context.Context, text, language string) (started bool, err error)
 }
 
 // Deps are the parts of the box the API reaches. A nil optional part makes

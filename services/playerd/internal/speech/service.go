@@ -82,11 +82,11 @@ func NewService(cfg Config) *Service {
 // Speaking reports whether an announcement is playing.
 func (s *Service) Speaking() bool { return s.speaking.Load() }
 
-// Speak is api.Speaker: it returns nil once the announcement has started
-// or, after StartWait, is still rendering or waiting (it plays later).
-func (s *Service) Speak(ctx context.Context, text, language string) error {
-	_, err := s.SpeakResult(ctx, text, language)
-	return err
+// Speak is api.Speaker: started is true once the announcement plays, false
+// when after StartWait it is still rendering or waiting (it plays later).
+func (s *Service) Speak(ctx context.Context, text, language string) (started bool, err error) {
+	r, err := s.SpeakResult(ctx, text, language)
+	return r.Speaking, err
 }
 
 // SpeakResult queues text, spoken in language (empty: the configured one), and
