@@ -27,7 +27,7 @@ type Library struct {
 	byID     map[string]int
 	topLevel []string
 	scanned  bool
-	scanMu  sync.Mutex // one scan at a time
+	scanMu   sync.Mutex // one scan at a time
 }
 
 // New prepares a library of root; cachePath (may be empty) keeps tag and
