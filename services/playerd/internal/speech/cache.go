@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 // Cache keeps rendered speech on disk (under -data), bounded in size, least
@@ -38,8 +40,7 @@ type cacheEntry struct {
 var cacheMagic = []byte("storybox-speech-cache-1\n")
 
 const (
-	cacheExt  = ".speech"
-	cacheTemp = ".tmp-"
+	cacheExt = ".speech"
 )
 
 // OpenCache opens (creating) a cache directory holding at most maxBytes.
@@ -57,7 +58,7 @@ func OpenCache(dir string, maxBytes int64) (*Cache, error) {
 	}
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasPrefix(name, cacheTemp) {
+		if state.IsTemp(name) {
 			// A write that a crash interrupted; it was never renamed
 			// into place, so nothing refers to it.
 			os.Remove(filepath.Join(dir, name))
@@ -125,7 +126,7 @@ func (c *Cache) Put(key string, wav []byte) error {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := writeAtomic(c.dir, key+cacheExt, buf.Bytes()); err != nil {
+	if err := state.WriteFile(c.path(key), buf.Bytes()); err != nil {
 		return fmt.Errorf("speech cache: %w", err)
 	}
 	if old := c.entries[key]; old != nil {
@@ -197,36 +198,4 @@ func validKey(key string) bool {
 		}
 	}
 	return true
-}
-
-// writeAtomic replaces dir/name so that a reader, even after a power cut,
-// sees either the old or the complete new content: temp file, fsync,
-// rename, fsync of the directory.
-func writeAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, cacheTemp+"*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

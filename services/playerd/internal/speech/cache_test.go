@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 func key(s string) string { return Key("test", Request{Text: s}) }
@@ -123,7 +124,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 
 func TestCacheRemovesInterruptedWrites(t *testing.T) {
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, cacheTemp+"123")
+	tmp := filepath.Join(dir, "."+key("y")+cacheExt+".tmp-123")
 	os.WriteFile(tmp, []byte("half"), 0o644)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("not ours"), 0o644)
 	c, err := OpenCache(dir, 1<<20)
@@ -139,7 +140,7 @@ func TestCacheRemovesInterruptedWrites(t *testing.T) {
 	c.Put(key("x"), []byte("wav"))
 	des, _ := os.ReadDir(dir)
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), cacheTemp) {
+		if state.IsTemp(de.Name()) {
 			t.Errorf("temp file %s left after Put", de.Name())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 )
 
 // WriteJSON replaces path with v as JSON: written to a temporary file in the
@@ -21,13 +22,22 @@ func WriteJSON(path string, v any) error {
 	return WriteFile(path, append(data, '\n'))
 }
 
+// tempMarker is in the name of every temporary file WriteFile creates.
+const tempMarker = ".tmp-"
+
+// IsTemp reports whether name is a temporary file of WriteFile, left behind
+// when a crash interrupted the write (it was never renamed into place).
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
+}
+
 // WriteFile is the atomic replace behind WriteJSON, for any content.
 func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
