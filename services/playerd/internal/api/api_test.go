@@ -329,18 +329,23 @@ func TestMessageValidation(t *testing.T) {
 	b := newBox(t, nil)
 	for body, want := range map[string]string{
 		`{}`:                                              "message is required",
-		`{"message":""}`:                                  "message is empty",
-		`{"message":"hi","duration_ms":30001}`:            "duration_ms must be from 0 to 30000",
-		`{"message":"hi","duration_ms":-1}`:               "duration_ms must be from 0 to 30000",
+		`{"message":""}`:                                  "message is required",
+		`{"message":"  "}`:                                "message is required",
+		`{"message":"hi","duration_ms":30001}`:            "duration_ms must be between 0 and 30000",
+		`{"message":"hi","duration_ms":-1}`:               "duration_ms must be between 0 and 30000",
 		`{"message":"hi","duration_ms":1.5}`:              `field "duration_ms" must be an integer`,
 		`{"message":"hi","title":7}`:                      `field "title" must be a string`,
-		`{"message":"` + strings.Repeat("x", 1001) + `"}`: "longer than 1000",
-		`{"message":"hi","title":"` + strings.Repeat("x", 121) + `"}`: "title is longer than 120",
+		`{"message":"` + strings.Repeat("x", 1001) + `"}`: "message is too long (1001 characters, at most 1000)",
+		`{"message":"hi","title":"` + strings.Repeat("x", 121) + `"}`: "title is too long (121 characters, at most 120)",
 	} {
 		code, resp, _ := b.call("POST", "/api/message", body)
 		if code != 400 || !strings.Contains(resp["error"].(string), want) {
 			t.Errorf("%.40s: %d %v", body, code, resp)
 		}
+	}
+	// A good body without a display: 503, after the checks.
+	if code, resp, _ := b.call("POST", "/api/message", `{"message":"hi"}`); code != 503 || resp["error"] != "display unavailable" {
+		t.Errorf("without a display: %d %v", code, resp)
 	}
 }
 

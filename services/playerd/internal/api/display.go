@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -17,23 +16,23 @@ type Display interface {
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
-// showMessage puts a checked POST /api/message on the screen.
-func (h *handler) showMessage(w http.ResponseWriter, r *http.Request, req *messageRequest) {
+// message is POST /api/message. A bad body is refused even when no display
+// runs; the rules are the display's own (display.MessageRequest.Check).
+func (h *handler) message(w http.ResponseWriter, r *http.Request) {
+	var req display.MessageRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := req.Check(); err != nil {
+		h.fail(w, r, badRequest("%s", err.Error()))
+		return
+	}
 	if h.Display == nil {
 		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
 		return
 	}
-	title := req.Title
-	var ms *int64
-	if req.DurationMS != nil {
-		v := int64(*req.DurationMS)
-		ms = &v
-	}
-	m, err := h.Display.ShowMessage(display.MessageRequest{Message: req.Message, Title: &title, DurationMS: ms})
-	if errors.Is(err, display.ErrInvalidMessage) {
-		h.fail(w, r, badRequest("%s", err.Error()))
-		return
-	}
+	m, err := h.Display.ShowMessage(req)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -49,6 +49,13 @@ func invalid(format string, args ...any) error {
 	return &messageError{fmt.Sprintf(format, args...)}
 }
 
+// Check applies the message rules without showing anything, so the API can
+// refuse a bad body even when no display is running.
+func (r MessageRequest) Check() error {
+	_, _, _, err := r.validate()
+	return err
+}
+
 // validate checks a request and returns the cleaned title, text and duration.
 // The error text is what the client reads, so it names the field.
 func (r MessageRequest) validate() (title, msg string, dur time.Duration, err error) {
