@@ -85,6 +85,7 @@ type pcm interface {
 	Drop() error
 	Drain() error
 	Delay() (int, error)
+	Rewind(frames int) (int, error)
 	Underruns() int
 	Close() error
 }
@@ -197,6 +198,17 @@ func (s *ALSA) Delay() int {
 		return d
 	}
 	return int(math.Round(float64(d)*Rate/float64(s.pcm.Rate()))) + s.rs.pending()
+}
+
+// Rewind takes back up to frames of written, unheard audio (Rewinder). With
+// the in-sink resampler, device frames no longer map one to one to the
+// player's, so nothing is taken back there.
+func (s *ALSA) Rewind(frames int) (int, error) {
+	if s.rs != nil {
+		return 0, nil
+	}
+	n, err := s.pcm.Rewind(frames)
+	return n, lost(err)
 }
 
 func (s *ALSA) Close() error { return s.pcm.Close() }

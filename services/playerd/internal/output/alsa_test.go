@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
 )
@@ -39,6 +41,10 @@ func (r *recorder) Drain() error        { r.calls = append(r.calls, "drain"); re
 func (r *recorder) Delay() (int, error) { return r.delay, nil }
 func (r *recorder) Close() error        { return nil }
 func (r *recorder) Underruns() int      { return 0 }
+func (r *recorder) Rewind(n int) (int, error) {
+	r.calls = append(r.calls, "rewind")
+	return n, r.err
+}
 
 func testFrames(n int) [][2]float64 {
 	fr := make([][2]float64, n)
@@ -232,5 +238,43 @@ func TestParseALSA(t *testing.T) {
 	}
 	if _, err := OpenALSA(t.TempDir(), "", alsa.Config{}); !errors.Is(err, ErrDeviceLost) {
 		t.Errorf("no sound card: %v", err)
+	}
+}
+
+// Rewind reaches the device only when its frames are the player's frames.
+func TestALSARewind(t *testing.T) {
+	r := &recorder{format: alsa.S16LE, rate: Rate}
+	if n, err := newALSA(r).Rewind(3000); n != 3000 || err != nil || !slices.Equal(r.calls, []string{"rewind"}) {
+		t.Errorf("at the player's rate: Rewind = %d, %v, calls %q", n, err, r.calls)
+	}
+	r = &recorder{format: alsa.S16LE, rate: 44100}
+	if n, err := newALSA(r).Rewind(3000); n != 0 || err != nil || len(r.calls) != 0 {
+		t.Errorf("resampling: Rewind = %d, %v, calls %q; want nothing taken back", n, err, r.calls)
+	}
+	r = &recorder{format: alsa.S16LE, rate: Rate, err: fmt.Errorf("alsa hw:1,0 (Device): rewind: %w", alsa.ErrGone)}
+	if _, err := newALSA(r).Rewind(10); !errors.Is(err, ErrDeviceLost) {
+		t.Errorf("Rewind on a lost device: %v", err)
+	}
+}
+
+// The null sink takes back only what its modelled device has not played.
+func TestNullRewind(t *testing.T) {
+	now := time.Unix(0, 0)
+	n := &Null{p: &pacer{lead: defaultLead, now: func() time.Time { return now }, sleep: func(d time.Duration) { now = now.Add(d) }}}
+	for range 8 {
+		if err := n.Write(make([][2]float64, PeriodFrames)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(framesDuration(PeriodFrames)) // one period heard
+	d := n.Delay()
+	if d < 7*PeriodFrames-1 || d > 7*PeriodFrames { // nanosecond rounding
+		t.Fatalf("Delay = %d, want 7 periods", d)
+	}
+	if got, _ := n.Rewind(10 * PeriodFrames); got != d {
+		t.Errorf("Rewind took %d, want the %d unheard frames", got, d)
+	}
+	if d := n.Delay(); d != 0 {
+		t.Errorf("Delay after rewinding everything = %d", d)
 	}
 }

@@ -11,3 +11,7 @@ func (n *Null) Drop() error                     { n.p.drop(); return nil }
 func (n *Null) Drain() error                    { n.p.drain(); return nil }
 func (n *Null) Delay() int                      { return n.p.buffered() }
 func (n *Null) Close() error                    { return nil }
+
+// Rewind takes back frames the modelled device has not played yet, as an
+// ALSA device does.
+func (n *Null) Rewind(frames int) (int, error) { return n.p.unwrite(frames), nil }

@@ -53,6 +53,14 @@ func (p *pacer) buffered() int {
 	return int(int64(ahead) * Rate / int64(time.Second))
 }
 
+// unwrite takes back up to n frames that are not "heard" yet and reports
+// how many.
+func (p *pacer) unwrite(n int) int {
+	n = max(0, min(n, p.buffered()))
+	p.written -= int64(n)
+	return n
+}
+
 func (p *pacer) drop() { p.start, p.written = time.Time{}, 0 }
 
 func (p *pacer) drain() {

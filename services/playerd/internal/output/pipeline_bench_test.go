@@ -15,15 +15,16 @@ import (
 // discard is a device that accepts everything at once.
 type discard struct{ format alsa.Format }
 
-func (d discard) Format() alsa.Format { return d.format }
-func (d discard) Channels() int       { return 2 }
-func (d discard) Rate() int           { return Rate }
-func (d discard) Write([]byte) error  { return nil }
-func (d discard) Drop() error         { return nil }
-func (d discard) Drain() error        { return nil }
-func (d discard) Delay() (int, error) { return 0, nil }
-func (d discard) Underruns() int      { return 0 }
-func (d discard) Close() error        { return nil }
+func (d discard) Format() alsa.Format     { return d.format }
+func (d discard) Channels() int           { return 2 }
+func (d discard) Rate() int               { return Rate }
+func (d discard) Write([]byte) error      { return nil }
+func (d discard) Drop() error             { return nil }
+func (d discard) Drain() error            { return nil }
+func (d discard) Delay() (int, error)     { return 0, nil }
+func (d discard) Underruns() int          { return 0 }
+func (d discard) Rewind(int) (int, error) { return 0, nil }
+func (d discard) Close() error            { return nil }
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

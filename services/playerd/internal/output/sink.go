@@ -41,6 +41,15 @@ type Delayer interface {
 	Delay() int
 }
 
+// Rewinder is implemented by sinks that can take back written audio that has
+// not been heard, without interrupting what is playing. The player uses it so
+// a volume change is heard within a period rather than after the whole device
+// buffer. Rewind takes back the newest frames, at most frames of them, and
+// reports how many.
+type Rewinder interface {
+	Rewind(frames int) (int, error)
+}
+
 // Opener opens a sink. The player calls it at start and again after the
 // device was lost.
 type Opener func() (Sink, error)

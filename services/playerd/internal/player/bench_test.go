@@ -64,3 +64,27 @@ func BenchmarkStatus(b *testing.B) {
 		_ = p.Status()
 	}
 }
+
+// fullDevice discards audio but always reports a full 8-period buffer and
+// gives back whatever is asked for.
+type fullDevice struct{}
+
+func (fullDevice) Write([][2]float64) error  { return nil }
+func (fullDevice) Drop() error               { return nil }
+func (fullDevice) Drain() error              { return nil }
+func (fullDevice) Close() error              { return nil }
+func (fullDevice) Delay() int                { return rewBuffer }
+func (fullDevice) Rewind(n int) (int, error) { return n, nil }
+
+// BenchmarkVolumeRetake measures a volume change while playing: taking back
+// seven periods from the device and writing them again at the new gain.
+func BenchmarkVolumeRetake(b *testing.B) {
+	p := playedFor(b, fullDevice{}, folderOf(&testing.T{}, "f", 2), 10)
+	v := []float64{50, 60}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := p.command(Command{Action: ActVolume, Value: &v[i%2]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -110,6 +110,7 @@ func (p *Player) setVolume(v int) error {
 	if v != p.volume {
 		p.volume = v
 		p.dirty = true
+		p.retake()
 	}
 	return nil
 }

@@ -19,18 +19,32 @@ func (p *Player) clampVolume(v int) int { return max(0, min(v, p.cfg.MaxVolume))
 // applyGain scales buf, moving from the current gain to target over the
 // buffer (no zipper noise on volume changes) and fading in after starts.
 func (p *Player) applyGain(buf [][2]float64, target float64) {
-	step := (target - p.gain) / float64(len(buf))
-	for i := range buf {
+	gains := p.gains[:len(buf)]
+	p.rampGains(gains, target)
+	scale(buf, gains)
+}
+
+// rampGains fills gains with the gain of each frame of the next len(gains)
+// frames, as applyGain applies them.
+func (p *Player) rampGains(gains []float64, target float64) {
+	step := (target - p.gain) / float64(len(gains))
+	for i := range gains {
 		p.gain += step
 		g := p.gain
 		if p.fadeIn > 0 {
 			g *= 1 - float64(p.fadeIn)/rampFrames
 			p.fadeIn--
 		}
+		gains[i] = g
+	}
+	p.gain = target
+}
+
+func scale(buf [][2]float64, gains []float64) {
+	for i, g := range gains {
 		buf[i][0] *= g
 		buf[i][1] *= g
 	}
-	p.gain = target
 }
 
 func fadeOut(buf [][2]float64) {

@@ -62,25 +62,29 @@ type Player struct {
 	closed  chan struct{}
 
 	// Everything below is owned by the Run goroutine.
-	sink       output.Sink
-	sinkErr    error
-	nextRetry  time.Time
-	state      State
-	folder     *library.Folder
-	queue      []QueueItem
-	index      int
-	cur        *track
-	volume     int
-	gain       float64 // current linear gain, ramps towards the target
-	fadeIn     int     // frames of fade-in still to apply
-	lastErr    string
-	saved      state.Saved
-	dirty      bool
-	lastSave   time.Time
-	lastSecond int
-	buf        [][2]float64
-	clips      []*clip // announcements; the first one is playing
-	musicWas   State   // music state to return to after announcements
+	sink        output.Sink
+	sinkErr     error
+	nextRetry   time.Time
+	state       State
+	folder      *library.Folder
+	queue       []QueueItem
+	index       int
+	cur         *track
+	volume      int
+	gain        float64 // current linear gain, ramps towards the target
+	fadeIn      int     // frames of fade-in still to apply
+	lastErr     string
+	saved       state.Saved
+	dirty       bool
+	lastSave    time.Time
+	lastSecond  int
+	buf         [][2]float64
+	gains       []float64    // per-frame gains for buf
+	recent      recent       // what was written lately, for retake
+	retakeBuf   [][2]float64 // scratch for retake, the size of recent
+	retakeGains []float64
+	clips       []*clip // announcements; the first one is playing
+	musicWas    State   // music state to return to after announcements
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -117,15 +121,19 @@ func New(cfg Config) *Player {
 		cfg.OnDevice = func(error) {}
 	}
 	p := &Player{
-		cfg:       cfg,
-		cmds:      make(chan request),
-		changed:   make(chan struct{}),
-		closed:    make(chan struct{}),
-		state:     Stopped,
-		index:     -1,
-		buf:       make([][2]float64, output.PeriodFrames),
-		prefetchC: make(chan prefetched, 1),
-		saved:     cfg.Restored.Clone(),
+		cfg:         cfg,
+		cmds:        make(chan request),
+		changed:     make(chan struct{}),
+		closed:      make(chan struct{}),
+		state:       Stopped,
+		index:       -1,
+		buf:         make([][2]float64, output.PeriodFrames),
+		gains:       make([]float64, output.PeriodFrames),
+		recent:      newRecent(),
+		retakeBuf:   make([][2]float64, recentFrames),
+		retakeGains: make([]float64, recentFrames),
+		prefetchC:   make(chan prefetched, 1),
+		saved:       cfg.Restored.Clone(),
 	}
 	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
@@ -278,6 +286,7 @@ func (p *Player) ensureSink() {
 		return
 	}
 	p.sink = s
+	p.recent.reset()
 	if p.sinkErr != nil {
 		p.cfg.OnDevice(nil)
 		p.sinkErr = nil

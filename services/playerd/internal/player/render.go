@@ -14,16 +14,20 @@ func (p *Player) renderPeriod() {
 	buf := p.buf[:output.PeriodFrames]
 	clear(buf)
 	var n int
-	var target float64
+	var gains []float64
 	clipDone := false
 	if len(p.clips) > 0 {
 		n, clipDone = p.clips[0].fill(buf)
-		target = gainFor(p.clampVolume(p.cfg.AnnounceVolume))
+		gains = p.gains[:n]
+		p.rampGains(gains, gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
+		p.recent.reset()
 	} else {
 		n = p.fillMusic(buf, true)
-		target = gainFor(p.volume)
+		gains = p.gains[:n]
+		p.rampGains(gains, gainFor(p.volume))
+		p.recent.add(buf[:n], gains)
 	}
-	p.applyGain(buf[:n], target)
+	scale(buf[:n], gains)
 	if n > 0 {
 		if err := p.sink.Write(buf[:n]); err != nil {
 			p.rewind(n)
@@ -83,10 +87,16 @@ func (p *Player) endOfQueue() {
 	p.persist(false)
 }
 
-// silence stops the sound within a few milliseconds without a click: drop
-// what the device buffered, then play a short fade-out of exactly the audio
-// that was not heard yet. The track is left where the fade began.
+// silence stops the sound without a click. A sink that can take audio back
+// keeps one period and then fades out (fadeOutTaken): silent within about
+// 26 ms, the wave continuous. Otherwise drop what the device buffered at
+// once, then play a short fade-out of exactly the audio that was not heard
+// yet. Either way the track is left where the fade began.
 func (p *Player) silence() {
+	if got := p.takeBack(p.retakable()); got > 0 {
+		p.fadeOutTaken(got)
+		return
+	}
 	if p.sink == nil {
 		return
 	}
@@ -94,6 +104,7 @@ func (p *Player) silence() {
 	if d, ok := p.sink.(output.Delayer); ok {
 		delay = d.Delay()
 	}
+	p.recent.reset()
 	if err := p.sink.Drop(); err != nil {
 		p.deviceFailed(err)
 		return

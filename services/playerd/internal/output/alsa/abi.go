@@ -40,6 +40,10 @@ const (
 
 const accessRWInterleaved = 3 // SNDRV_PCM_ACCESS_RW_INTERLEAVED
 
+// infoNoRewinds (SNDRV_PCM_INFO_NO_REWINDS) in hw_params.info: the driver
+// cannot take back audio it was given.
+const infoNoRewinds = 0x20000000
+
 // Format is an ALSA sample format (SNDRV_PCM_FORMAT_*).
 type Format int
 
@@ -146,6 +150,7 @@ const (
 	iocPrepare  = iocNone<<30 | 'A'<<8 | 0x40
 	iocDrop     = iocNone<<30 | 'A'<<8 | 0x43
 	iocDrain    = iocNone<<30 | 'A'<<8 | 0x44
+	iocRewind   = iocWrite<<30 | unsafe.Sizeof(uint(0))<<16 | 'A'<<8 | 0x46
 	iocResume   = iocNone<<30 | 'A'<<8 | 0x47
 	iocWriteI   = iocWrite<<30 | unsafe.Sizeof(xferi{})<<16 | 'A'<<8 | 0x50
 	iocReadI    = iocRead<<30 | unsafe.Sizeof(xferi{})<<16 | 'A'<<8 | 0x51

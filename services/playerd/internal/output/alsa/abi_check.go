@@ -23,6 +23,7 @@ var (
 	_ = [1]struct{}{}[iocPrepare^0x4140]
 	_ = [1]struct{}{}[iocDrop^0x4143]
 	_ = [1]struct{}{}[iocDrain^0x4144]
+	_ = [1]struct{}{}[iocRewind^0x40084146]
 	_ = [1]struct{}{}[iocResume^0x4147]
 	_ = [1]struct{}{}[iocWriteI^0x40184150]
 	_ = [1]struct{}{}[iocReadI^0x80184151]

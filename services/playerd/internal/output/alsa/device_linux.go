@@ -31,6 +31,7 @@ func (c fileConn) Resume() error              { return ioctl(c.fd, iocResume, ni
 func (c fileConn) WriteI(x *xferi) error      { return ioctl(c.fd, iocWriteI, unsafe.Pointer(x)) }
 func (c fileConn) ReadI(x *xferi) error       { return ioctl(c.fd, iocReadI, unsafe.Pointer(x)) }
 func (c fileConn) Delay(frames *int) error    { return ioctl(c.fd, iocDelay, unsafe.Pointer(frames)) }
+func (c fileConn) Rewind(frames *uint) error  { return ioctl(c.fd, iocRewind, unsafe.Pointer(frames)) }
 func (c fileConn) Close() error               { return unix.Close(c.fd) }
 
 // openConn opens a PCM node. O_NONBLOCK makes a busy device fail at once

@@ -10,6 +10,9 @@ import (
 // transfers and resumes return. Refine intersects the request with the
 // offer the way the kernel does for a plain list or range constraint.
 type fakeConn struct {
+	rewindable            int // frames Rewind may take back
+	rewindErr             error
+	info                  uint32 // hw_params.info as HW_PARAMS returns it
 	formats               []Format
 	rates                 []uint32 // the offered rates; a list, like most hardware
 	chMin, chMax          uint32
@@ -119,6 +122,7 @@ func (f *fakeConn) HWParams(hp *hwParams) error {
 			break
 		}
 	}
+	hp.info = f.info
 	f.chosen = *hp
 	return nil
 }
@@ -170,4 +174,14 @@ func (f *fakeConn) WriteI(x *xferi) error {
 }
 
 func (f *fakeConn) Delay(d *int) error { *d = f.delay; return f.delErr }
-func (f *fakeConn) Close() error       { f.closed = true; return nil }
+func (f *fakeConn) Rewind(n *uint) error {
+	f.calls = append(f.calls, "rewind")
+	if f.rewindErr != nil {
+		return f.rewindErr
+	}
+	*n = min(*n, uint(f.rewindable))
+	f.rewindable -= int(*n)
+	return nil
+}
+
+func (f *fakeConn) Close() error { f.closed = true; return nil }

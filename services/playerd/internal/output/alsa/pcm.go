@@ -30,6 +30,9 @@ type Conn interface {
 	Resume() error
 	WriteI(x *xferi) error
 	Delay(frames *int) error
+	// Rewind moves the application pointer back by *frames; the kernel
+	// writes back how many it moved.
+	Rewind(frames *uint) error
 	Close() error
 }
 
@@ -77,6 +80,7 @@ type PCM struct {
 	frame    int // bytes per frame
 
 	underruns int
+	noRewind  bool // the driver cannot take audio back, or refused to once
 	sleep     func(time.Duration)
 }
 
@@ -199,6 +203,7 @@ func (p *PCM) setup(cfg Config) error {
 		*v.dst = int(n)
 	}
 	p.frame = p.channels * p.format.Bytes()
+	p.noRewind = hp.info&infoNoRewinds != 0
 
 	sp := swParams{
 		availMin: uint(p.period),
@@ -398,6 +403,28 @@ func (p *PCM) Delay() (int, error) {
 		return 0, nil // stopped: nothing is waiting to be heard
 	}
 	return 0, p.fail("delay", err)
+}
+
+// Rewind takes back up to frames of the newest written audio that the device
+// has not played yet, so the next Write replaces it, and reports how many it
+// took. The stream keeps running: nothing already playing is interrupted. A
+// driver that cannot rewind gives back nothing, then and from then on.
+func (p *PCM) Rewind(frames int) (int, error) {
+	if frames <= 0 || p.noRewind {
+		return 0, nil
+	}
+	n := uint(frames)
+	err := p.c.Rewind(&n)
+	switch {
+	case err == nil:
+		return int(min(n, uint(frames))), nil
+	case errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ESTRPIPE):
+		return 0, nil // not running: nothing to take back; the next Write recovers
+	case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ENOTTY):
+		p.noRewind = true
+		return 0, nil
+	}
+	return 0, p.fail("rewind", err)
 }
 
 // Close releases the device; the kernel stops the stream at once.

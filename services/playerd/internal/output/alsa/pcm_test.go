@@ -268,3 +268,60 @@ func TestDropDrainDelay(t *testing.T) {
 		t.Errorf("Drop on a lost device: %v", err)
 	}
 }
+
+// Rewind takes back at most what the kernel allows, never interrupts the
+// stream, and treats a stopped stream as nothing to take back.
+func TestRewind(t *testing.T) {
+	f := newFake()
+	p := open(t, f, Config{})
+	f.calls = nil
+	f.rewindable = 3000
+	if n, err := p.Rewind(5000); n != 3000 || err != nil {
+		t.Errorf("Rewind(5000) with 3000 rewindable = %d, %v", n, err)
+	}
+	f.rewindable = 3000
+	if n, err := p.Rewind(1000); n != 1000 || err != nil {
+		t.Errorf("Rewind(1000) = %d, %v", n, err)
+	}
+	if n, _ := p.Rewind(0); n != 0 {
+		t.Errorf("Rewind(0) = %d", n)
+	}
+	if want := []string{"rewind", "rewind"}; !slices.Equal(f.calls, want) {
+		t.Errorf("calls %q, want %q (no drop, no prepare)", f.calls, want)
+	}
+	f.rewindErr = syscall.EPIPE
+	if n, err := p.Rewind(100); n != 0 || err != nil {
+		t.Errorf("Rewind after an underrun = %d, %v", n, err)
+	}
+	f.rewindErr = syscall.ENODEV
+	if _, err := p.Rewind(100); !errors.Is(err, ErrGone) {
+		t.Errorf("Rewind on a lost device: %v", err)
+	}
+}
+
+// A driver that says it cannot rewind is never asked; one that refuses the
+// first time is not asked again.
+func TestRewindUnsupported(t *testing.T) {
+	f := newFake()
+	f.info = infoNoRewinds
+	f.rewindable = 3000
+	p := open(t, f, Config{})
+	f.calls = nil
+	if n, err := p.Rewind(1000); n != 0 || err != nil || len(f.calls) != 0 {
+		t.Errorf("Rewind on a NO_REWINDS device = %d, %v, calls %q", n, err, f.calls)
+	}
+
+	f = newFake()
+	f.rewindable = 3000
+	f.rewindErr = syscall.EINVAL
+	p = open(t, f, Config{})
+	f.calls = nil
+	for range 2 {
+		if n, err := p.Rewind(1000); n != 0 || err != nil {
+			t.Errorf("Rewind refused by the driver = %d, %v", n, err)
+		}
+	}
+	if len(f.calls) != 1 {
+		t.Errorf("calls %q, want one rewind", f.calls)
+	}
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,15 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("match %+v, want gaps %d replays %d tail %d", m, tc.gaps, tc.replays, tc.tail)
 			}
 		})
+	}
+}
+
+// A single zero frame is a zero crossing of the tone; 1 ms of them is a gap.
+func TestSilentRuns(t *testing.T) {
+	one := make([][2]int32, 1)
+	ms := make([][2]int32, 48)
+	got := silentRuns(cat(seq(0, 100), one, seq(0, 100), ms, seq(0, 10), make([][2]int32, 47), seq(0, 5), ms))
+	if want := []silentRun{{201, 48}, {311, 48}}; !slices.Equal(got, want) {
+		t.Errorf("silentRuns = %v, want %v", got, want)
 	}
 }

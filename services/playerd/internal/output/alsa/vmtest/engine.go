@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -33,9 +34,17 @@ func runEngine() (string, error) {
 		return "", err
 	}
 	defer rec.stop()
-	open, err := output.Parse("alsa")
+	parsed, err := output.Parse("alsa")
 	if err != nil {
 		return "", err
+	}
+	var sink *output.ALSA // the engine's, for its underrun count
+	open := func() (output.Sink, error) {
+		s, err := parsed()
+		if a, ok := s.(*output.ALSA); ok {
+			sink = a
+		}
+		return s, err
 	}
 	f := tones(5) // 10 s: if pause failed, sound would go on until shutdown
 	var devErr error
@@ -58,6 +67,18 @@ func runEngine() (string, error) {
 		return "", err
 	}
 	time.Sleep(600 * time.Millisecond)
+	// Quick taps, each taking back the device buffer again: none may leave
+	// a gap or bring back the loud audio.
+	var taps []string
+	for _, v := range []float64{55, 65, 50, 60} {
+		taps = append(taps, fmt.Sprintf("%dms", time.Since(played).Milliseconds()))
+		if _, err := p.Do(ctx, player.Command{Action: player.ActVolume, Value: &v}); err != nil {
+			cancel()
+			return "", err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
 	paused := time.Now()
 	st, err := p.Do(ctx, player.Command{Action: player.ActPause})
 	if err != nil {
@@ -84,17 +105,33 @@ func runEngine() (string, error) {
 	if first < 0 {
 		return "", errors.New("the engine played nothing")
 	}
-	// The pause is where 50 ms of silence begin. What capture returns after
-	// that is not looked at: when the paused engine drains its short fade,
-	// snd-aloop may hand capture stale ring-buffer contents.
-	last := -1
-	for i, zeros := first, 0; i < len(got); i++ {
-		if got[i] != [2]int32{} {
-			last, zeros = i, 0
-		} else if zeros++; zeros == output.Rate/20 {
-			break
+	// Runs of 1 ms or more of silence: the first one heard after the pause
+	// command is the pause, any before it a dropout. What capture returns
+	// after the pause is not looked at: once the paused engine has dropped
+	// the stream, snd-aloop may hand capture stale ring-buffer contents.
+	stop := -1
+	var gaps []string
+	for _, r := range silentRuns(got[first:]) {
+		if at := rec.heardAt(first + r.at); at.Before(paused) {
+			gaps = append(gaps, fmt.Sprintf("%d/%d heard %dms after play", r.at, r.n, at.Sub(played).Milliseconds()))
+			continue
 		}
+		stop = first + r.at
+		break
 	}
+	if len(gaps) > 0 {
+		return "", fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s; volume at %dms, taps at %v, pause at %dms; %d underruns",
+			strings.Join(gaps, ", "), quieter.Sub(played).Milliseconds(), taps, paused.Sub(played).Milliseconds(), sink.Underruns())
+	}
+	if stop-first < 2*fadeCheck {
+		return "", fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
+	}
+	// The pause fades out: a cut (drop) would leave the last moments before
+	// the silence as loud as those before them.
+	if end, before := peak(got[stop-fadeCheck/2:stop]), peak(got[stop-2*fadeCheck:stop-fadeCheck]); end > before*6/10 {
+		return "", fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
+	}
+	last := stop - 1
 	// The last loud frame before it: the volume change took effect there.
 	loud := -1
 	for i, fr := range got[:last+1] {
@@ -107,18 +144,49 @@ func runEngine() (string, error) {
 	}
 	heardFirst, heardLast := rec.heardAt(first), rec.heardAt(last)
 	sounding := float64(last-first+1) / output.Rate
-	detail := fmt.Sprintf("play->sound=%dms volume->quieter=%dms pause->silence=%dms sounded=%.2fs",
+	detail := fmt.Sprintf("play->sound=%dms volume->quieter=%dms pause->silence=%dms sounded=%.2fs underruns=%d",
 		heardFirst.Sub(played).Milliseconds(), rec.heardAt(loud).Sub(quieter).Milliseconds(),
-		heardLast.Sub(paused).Milliseconds(), sounding)
+		heardLast.Sub(paused).Milliseconds(), sounding, sink.Underruns())
 	switch {
 	case heardFirst.Before(played):
 		return "", fmt.Errorf("%s: sound before play", detail)
 	case heardLast.After(closed):
 		return "", fmt.Errorf("%s: still sounding when the engine shut down", detail)
-	case sounding < 0.2:
-		return "", fmt.Errorf("%s: want about 1 s of sound", detail)
+	case sounding < paused.Sub(played).Seconds()-0.3:
+		// The first 50 ms of silence came well before the pause.
+		return "", fmt.Errorf("%s: sound stopped %.2fs after play, before the pause", detail, sounding)
 	}
 	return detail, nil
+}
+
+// fadeCheck is the 5 ms window the pause's fade-out is judged by.
+const fadeCheck = output.Rate / 200
+
+type silentRun struct{ at, n int }
+
+// silentRuns lists the runs of 1 ms or more of digital silence in captured
+// audio; the test tone is never zero for two frames in a row.
+func silentRuns(got [][2]int32) []silentRun {
+	var runs []silentRun
+	for i := 0; i < len(got); {
+		j := i
+		for j < len(got) && got[j] == [2]int32{} {
+			j++
+		}
+		if j-i >= output.Rate/1000 {
+			runs = append(runs, silentRun{i, j - i})
+		}
+		i = j + 1
+	}
+	return runs
+}
+
+func peak(frames [][2]int32) int64 {
+	var m int64
+	for _, fr := range frames {
+		m = max(m, abs(fr[0]), abs(fr[1]))
+	}
+	return m
 }
 
 // tones is a folder of n copies of the 2 s test tone.

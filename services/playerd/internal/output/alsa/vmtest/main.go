@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,20 @@ func setup() error {
 	return errors.New("no loopback device nodes after loading snd-aloop")
 }
 
+// engineRuns is how often the engine case runs: storybox.engine_runs=N on
+// the kernel command line (run.sh passes $ENGINE_RUNS), else once.
+func engineRuns() int {
+	cmdline, _ := os.ReadFile("/proc/cmdline")
+	for _, f := range strings.Fields(string(cmdline)) {
+		if v, ok := strings.CutPrefix(f, "storybox.engine_runs="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
 func loadModule(path, params string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -105,10 +120,15 @@ func run() {
 		{name: "underrun", spec: "Loopback,0", cfg: alsa.Config{Formats: []alsa.Format{alsa.S16LE}}, play: playKnown(output.Rate, 400*time.Millisecond), starved: true},
 	}
 	defer func() {
-		for _, c := range []struct {
+		type engineCase struct {
 			name string
 			run  func() (string, error)
-		}{{"busy", runBusy}, {"engine", runEngine}, {"unplug", runUnplug}} {
+		}
+		engine := []engineCase{{"busy", runBusy}}
+		for range engineRuns() {
+			engine = append(engine, engineCase{"engine", runEngine})
+		}
+		for _, c := range append(engine, engineCase{"unplug", runUnplug}) {
 			t0 := time.Now()
 			detail, err := c.run()
 			status := "ok"

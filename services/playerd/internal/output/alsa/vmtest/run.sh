@@ -25,7 +25,7 @@ t0=$(date +%s)
 # panic ends qemu instead of hanging until the timeout.
 timeout 600 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 512 -accel tcg \
 	-kernel "$build/kernel/vmlinuz" -initrd "$build/initrd.cpio" \
-	-append "console=ttyAMA0 panic=-1 quiet" \
+	-append "console=ttyAMA0 panic=-1 quiet storybox.engine_runs=${ENGINE_RUNS:-1}" \
 	-nic none -display none -monitor none -no-reboot -serial "file:$log" || {
 	echo "test-vm: qemu failed or timed out (exit $?); console:"; tail -40 "$log"; exit 1; }
 echo "test-vm: VM ran $(( $(date +%s) - t0 )) s"
