@@ -86,7 +86,8 @@ integration: test-speech
 # The ALSA sink played into snd-aloop inside a VM: Debian's arm64 kernel
 # (downloaded once into build/alsa-vm with a private apt configuration) boots
 # under qemu-system-aarch64 (TCG, -nic none) with a Go /init that compares
-# what it played with what it captured. About 20 s when cached.
+# what it played with what it captured (snd-aloop), then plays to qemu's
+# usb-audio device (snd-usb-audio) recorded to a WAV file. About 35 s when cached.
 APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
 .PHONY: test-vm bench-audio
 test-vm: deps

@@ -93,9 +93,16 @@ func (p *Player) endOfQueue() {
 // once, then play a short fade-out of exactly the audio that was not heard
 // yet. Either way the track is left where the fade began.
 func (p *Player) silence() {
-	if got := p.takeBack(p.retakable()); got > 0 {
-		p.fadeOutTaken(got)
-		return
+	if n := p.retakable(); n > 0 {
+		// Prepared before the device gives anything back, as for retake.
+		p.fadeFrom(n)
+		if got := p.takeBack(n); got > 0 {
+			if got != n {
+				p.fadeFrom(got)
+			}
+			p.fadeOutTaken(got)
+			return
+		}
 	}
 	if p.sink == nil {
 		return

@@ -133,27 +133,33 @@ func (r *recent) commit(n int, gains []float64) {
 	}
 }
 
-// fadeOutTaken ends the sound after a takeBack of got frames: the first few
-// of them go out again fading to zero, followed by silence. Once the device
-// has played the fade, the silence behind it is dropped. The wave never jumps
-// to zero, as it does when a drop cuts it, and the track is left where the
-// fade began. The fade plays while the stream runs rather than during a
-// drain, which some drivers (snd-aloop) do not play faithfully.
-func (p *Player) fadeOutTaken(got int) {
-	first := p.recent.n - got
+// fadeFrom prepares in p.buf the end of the sound for when the device gives
+// back the newest n frames: the first few of them fading to zero, then
+// silence for the rest of a period.
+func (p *Player) fadeFrom(n int) {
+	first := p.recent.n - n
 	buf := p.buf[:output.PeriodFrames]
 	clear(buf)
-	fade := buf[:min(got, rampFrames)]
+	fade := buf[:min(n, rampFrames)]
 	for i := range fade {
 		j := p.recent.slot(first + i)
 		g := p.recent.gains[j]
 		fade[i] = [2]float64{p.recent.pre[j][0] * g, p.recent.pre[j][1] * g}
 	}
 	fadeOut(fade)
+}
+
+// fadeOutTaken ends the sound after a takeBack of got frames with what
+// fadeFrom(got) prepared. Once the device has played the fade, the silence
+// behind it is dropped. The wave never jumps to zero, as it does when a drop
+// cuts it, and the track is left where the fade began. The fade plays while
+// the stream runs rather than during a drain, which some drivers (snd-aloop)
+// do not play faithfully.
+func (p *Player) fadeOutTaken(got int) {
 	p.recent.reset()
-	err := p.sink.Write(buf)
+	err := p.sink.Write(p.buf[:output.PeriodFrames])
 	if err == nil {
-		p.playedDown(len(buf) - len(fade))
+		p.playedDown(output.PeriodFrames - min(got, rampFrames))
 		err = p.sink.Drop()
 	}
 	// Only now, with the fade heard: a seek can take longer than the one

@@ -151,12 +151,18 @@ func TestVolumeRetakeOnlyWhilePlayingMusic(t *testing.T) {
 // the wave, drops the silence after the fade, and play continues with the
 // very sample where the fade began.
 func TestPauseFadesOutInsideTheBuffer(t *testing.T) {
-	sink := &rewSink{}
+	for _, held := range []int{0, 100} {
+		t.Run(fmt.Sprint("held=", held), func(t *testing.T) { pauseFade(t, held) })
+	}
+}
+
+func pauseFade(t *testing.T, held int) {
+	sink := &rewSink{held: held}
 	p := playedFor(t, sink, folderOf(t, "f", 2), 10)
 	if err := p.command(Command{Action: ActPause}); err != nil {
 		t.Fatal(err)
 	}
-	keep := 10*output.PeriodFrames - rewBuffer + output.PeriodFrames
+	keep := 10*output.PeriodFrames - rewBuffer + output.PeriodFrames + held
 	heard := sink.heard()
 	if len(heard) != keep+output.PeriodFrames || sink.drops != 1 || sink.drains != 0 {
 		t.Fatalf("after pause: %d frames, %d drops, %d drains; want %d+%d (fade, then silence), one drop, no drain",

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -69,5 +70,34 @@ func TestSilentRuns(t *testing.T) {
 	got := silentRuns(cat(seq(0, 100), one, seq(0, 100), ms, seq(0, 10), make([][2]int32, 47), seq(0, 5), ms))
 	if want := []silentRun{{201, 48}, {311, 48}}; !slices.Equal(got, want) {
 		t.Errorf("silentRuns = %v, want %v", got, want)
+	}
+}
+
+// A continuing tone, even while its gain ramps, has no splices; 1 ms lost,
+// or a jump back in time, is found.
+func TestSplices(t *testing.T) {
+	tone := func(from, n int, gain func(i int) float64) [][2]int32 {
+		out := make([][2]int32, n)
+		for i := range out {
+			for c := range 2 {
+				out[i][c] = int32(gain(i) * 0.5 * math.MaxInt32 * math.Sin(2*math.Pi*toneHz[c]*float64(from+i)/48000))
+			}
+		}
+		return out
+	}
+	ramp := func(i int) float64 { return max(0.1, 1-float64(i)/1024) }
+	if at := splices(tone(0, 4800, ramp)); len(at) != 0 {
+		t.Errorf("a ramped tone has splices at %v", at)
+	}
+	fade := func(i int) float64 { return max(0, 1-float64(i)/240) }
+	if at := splices(tone(0, 300, fade)); len(at) != 0 {
+		t.Errorf("a fading tone has splices at %v", at)
+	}
+	one := func(int) float64 { return 1 }
+	if at := splices(cat(tone(0, 1000, one), tone(1048, 1000, one))); len(at) == 0 || at[0] < 998 || at[0] > 1001 {
+		t.Errorf("1 ms lost: splices at %v", at)
+	}
+	if at := splices(cat(tone(0, 1000, one), tone(500, 1000, one))); len(at) == 0 || at[0] < 998 || at[0] > 1001 {
+		t.Errorf("stale audio: splices at %v", at)
 	}
 }

@@ -25,135 +25,175 @@ type catalog map[string]library.Folder
 
 func (c catalog) Folder(id string) (library.Folder, bool) { f, ok := c[id]; return f, ok }
 
-// runEngine drives the player engine as playerd does with -output alsa: play
-// a folder, turn it down, pause it, shut down. It measures, from the capture
-// side, how long each command took to be heard.
-func runEngine() (string, error) {
-	rec, err := startCapture(alsa.Config{})
-	if err != nil {
-		return "", err
-	}
-	defer rec.stop()
+// session is one run of the engine as playerd drives it with -output alsa,
+// and when each command was given.
+type session struct {
+	played, quieter, paused, closed time.Time
+	taps                            []time.Duration // after play
+	sink                            *output.ALSA    // the engine's, for its underrun count
+}
+
+// driveEngine plays a folder on the first ALSA device, turns it down, taps
+// the volume four times, pauses and shuts the engine down.
+func driveEngine() (*session, error) {
 	parsed, err := output.Parse("alsa")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var sink *output.ALSA // the engine's, for its underrun count
+	s := &session{}
 	open := func() (output.Sink, error) {
-		s, err := parsed()
-		if a, ok := s.(*output.ALSA); ok {
-			sink = a
+		sink, err := parsed()
+		if a, ok := sink.(*output.ALSA); ok {
+			s.sink = a
 		}
-		return s, err
+		return sink, err
 	}
 	f := tones(5) // 10 s: if pause failed, sound would go on until shutdown
 	var devErr error
 	p := player.New(player.Config{Open: open, Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100,
 		OnDevice: func(err error) { devErr = err }})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	time.Sleep(300 * time.Millisecond) // the engine opens the device at start
 
-	played := time.Now()
-	if _, err := p.Do(ctx, player.Command{Action: player.ActFolder, FolderID: "f"}); err != nil {
-		cancel()
-		return "", err
+	do := func(c player.Command) (player.Status, error) {
+		st, err := p.Do(ctx, c)
+		if err != nil {
+			return st, fmt.Errorf("%s: %w", c.Action, err)
+		}
+		return st, nil
+	}
+	s.played = time.Now()
+	if _, err := do(player.Command{Action: player.ActFolder, FolderID: "f"}); err != nil {
+		return nil, err
 	}
 	time.Sleep(600 * time.Millisecond)
-	quieter := time.Now() // 100 -> 60: the -6 dB tone drops to -22 dB
-	if _, err := p.Do(ctx, player.Command{Action: player.ActVolume, Value: &volume60}); err != nil {
-		cancel()
-		return "", err
+	s.quieter = time.Now() // 100 -> 60: the -6 dB tone drops to -22 dB
+	if _, err := do(player.Command{Action: player.ActVolume, Value: &volume60}); err != nil {
+		return nil, err
 	}
 	time.Sleep(600 * time.Millisecond)
 	// Quick taps, each taking back the device buffer again: none may leave
 	// a gap or bring back the loud audio.
-	var taps []string
 	for _, v := range []float64{55, 65, 50, 60} {
-		taps = append(taps, fmt.Sprintf("%dms", time.Since(played).Milliseconds()))
-		if _, err := p.Do(ctx, player.Command{Action: player.ActVolume, Value: &v}); err != nil {
-			cancel()
-			return "", err
+		s.taps = append(s.taps, time.Since(s.played).Round(time.Millisecond))
+		if _, err := do(player.Command{Action: player.ActVolume, Value: &v}); err != nil {
+			return nil, err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	paused := time.Now()
-	st, err := p.Do(ctx, player.Command{Action: player.ActPause})
+	s.paused = time.Now()
+	st, err := do(player.Command{Action: player.ActPause})
 	if err != nil {
-		cancel()
-		return "", err
+		return nil, err
 	}
 	time.Sleep(time.Second)
-	closed := time.Now()
+	s.closed = time.Now()
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		return "", fmt.Errorf("engine: %w", err)
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if devErr != nil {
-		return "", fmt.Errorf("engine reported the device: %w", devErr)
+		return nil, fmt.Errorf("engine reported the device: %w", devErr)
 	}
 	if st.State != player.Paused {
-		return "", fmt.Errorf("state after pause: %s", st.State)
+		return nil, fmt.Errorf("state after pause: %s", st.State)
 	}
-	got, err := rec.stop()
-	if err != nil {
-		return "", err
+	if s.sink == nil {
+		return nil, errors.New("the engine opened no ALSA device")
 	}
+	return s, nil
+}
+
+// played is what a session sounded like: where sound began, where the pause
+// silenced it, and the last loud (volume 100) frame.
+type played struct{ first, stop, loud int }
+
+// judge checks what the device played in a session: sound, no silence of
+// 1 ms or more before the pause, a fade-out (not a cut) at the pause, loud
+// then quiet. beforePause tells whether frame i was heard before the pause
+// command; what follows the pause's silence is not looked at.
+func judge(got [][2]int32, beforePause func(i int) bool) (played, error) {
 	first := slices.IndexFunc(got, func(fr [2]int32) bool { return fr != [2]int32{} })
 	if first < 0 {
-		return "", errors.New("the engine played nothing")
+		return played{}, errors.New("the engine played nothing")
 	}
-	// Runs of 1 ms or more of silence: the first one heard after the pause
-	// command is the pause, any before it a dropout. What capture returns
-	// after the pause is not looked at: once the paused engine has dropped
-	// the stream, snd-aloop may hand capture stale ring-buffer contents.
 	stop := -1
 	var gaps []string
 	for _, r := range silentRuns(got[first:]) {
-		if at := rec.heardAt(first + r.at); at.Before(paused) {
-			gaps = append(gaps, fmt.Sprintf("%d/%d heard %dms after play", r.at, r.n, at.Sub(played).Milliseconds()))
+		if beforePause(first + r.at) {
+			gaps = append(gaps, fmt.Sprintf("%d/%d", r.at, r.n))
 			continue
 		}
 		stop = first + r.at
 		break
 	}
 	if len(gaps) > 0 {
-		return "", fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s; volume at %dms, taps at %v, pause at %dms; %d underruns",
-			strings.Join(gaps, ", "), quieter.Sub(played).Milliseconds(), taps, paused.Sub(played).Milliseconds(), sink.Underruns())
+		return played{}, fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s", strings.Join(gaps, ", "))
 	}
 	if stop-first < 2*fadeCheck {
-		return "", fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
+		return played{}, fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
 	}
-	// The pause fades out: a cut (drop) would leave the last moments before
-	// the silence as loud as those before them.
+	// A cut (drop) would leave the last moments before the silence as loud
+	// as those before them.
 	if end, before := peak(got[stop-fadeCheck/2:stop]), peak(got[stop-2*fadeCheck:stop-fadeCheck]); end > before*6/10 {
-		return "", fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
+		return played{}, fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
 	}
-	last := stop - 1
-	// The last loud frame before it: the volume change took effect there.
+	if at := splices(got[first:stop]); len(at) > 0 {
+		return played{}, fmt.Errorf("the tone jumps (audio lost, repeated or stale) at frames %v after the first sound", at)
+	}
+	// The volume change took effect after the last loud frame.
 	loud := -1
-	for i, fr := range got[:last+1] {
+	for i, fr := range got[:stop] {
 		if abs(fr[0]) > math.MaxInt32/4 || abs(fr[1]) > math.MaxInt32/4 {
 			loud = i
 		}
 	}
-	if loud < 0 || last-loud < output.Rate/10 {
-		return "", fmt.Errorf("no loud then quiet sound (loud until frame %d, sound until %d)", loud, last)
+	if loud < 0 || stop-loud < output.Rate/10 {
+		return played{}, fmt.Errorf("no loud then quiet sound (loud until frame %d, silence from %d)", loud, stop)
 	}
-	heardFirst, heardLast := rec.heardAt(first), rec.heardAt(last)
-	sounding := float64(last-first+1) / output.Rate
+	return played{first, stop, loud}, nil
+}
+
+// runEngine runs a session on snd-aloop and judges it from the capture side,
+// where it also measures how long each command took to be heard.
+func runEngine() (string, error) {
+	rec, err := startCapture(alsa.Config{})
+	if err != nil {
+		return "", err
+	}
+	defer rec.stop()
+	s, err := driveEngine()
+	if err != nil {
+		return "", err
+	}
+	got, err := rec.stop()
+	if err != nil {
+		return "", err
+	}
+	// Runs of silence heard before the pause command are dropouts. What
+	// capture returns after the pause is not looked at: once the paused
+	// engine has dropped the stream, snd-aloop may hand capture stale
+	// ring-buffer contents.
+	pl, err := judge(got, func(i int) bool { return rec.heardAt(i).Before(s.paused) })
+	if err != nil {
+		return "", fmt.Errorf("%w; volume at %v, taps at %v, pause at %v after play; %d underruns",
+			err, s.quieter.Sub(s.played).Round(time.Millisecond), s.taps, s.paused.Sub(s.played).Round(time.Millisecond), s.sink.Underruns())
+	}
+	heardFirst, heardLast := rec.heardAt(pl.first), rec.heardAt(pl.stop-1)
+	sounding := float64(pl.stop-pl.first) / output.Rate
 	detail := fmt.Sprintf("play->sound=%dms volume->quieter=%dms pause->silence=%dms sounded=%.2fs underruns=%d",
-		heardFirst.Sub(played).Milliseconds(), rec.heardAt(loud).Sub(quieter).Milliseconds(),
-		heardLast.Sub(paused).Milliseconds(), sounding, sink.Underruns())
+		heardFirst.Sub(s.played).Milliseconds(), rec.heardAt(pl.loud).Sub(s.quieter).Milliseconds(),
+		heardLast.Sub(s.paused).Milliseconds(), sounding, s.sink.Underruns())
 	switch {
-	case heardFirst.Before(played):
+	case heardFirst.Before(s.played):
 		return "", fmt.Errorf("%s: sound before play", detail)
-	case heardLast.After(closed):
+	case heardLast.After(s.closed):
 		return "", fmt.Errorf("%s: still sounding when the engine shut down", detail)
-	case sounding < paused.Sub(played).Seconds()-0.3:
-		// The first 50 ms of silence came well before the pause.
+	case sounding < s.paused.Sub(s.played).Seconds()-0.3:
 		return "", fmt.Errorf("%s: sound stopped %.2fs after play, before the pause", detail, sounding)
 	}
 	return detail, nil
@@ -179,6 +219,31 @@ func silentRuns(got [][2]int32) []silentRun {
 		i = j + 1
 	}
 	return runs
+}
+
+// toneHz are the test tone's frequencies, left and right.
+var toneHz = [2]float64{440, 660}
+
+// splices lists the frames where the tone does not continue as a sine: a
+// sine satisfies x[n+1] + x[n-1] = 2cos(w)·x[n]. The gain ramps of fades and
+// volume changes bend that by under 0.1 % of the level; a jump to other audio
+// (lost, repeated or stale) breaks it by up to the level itself, if it lands
+// away from a peak. At most the first ten are listed.
+func splices(got [][2]int32) []int {
+	var at []int
+	const window = output.Rate / 200 // 5 ms: over two periods of 440 Hz
+	for n := 1; n+1 < len(got) && len(at) < 10; n++ {
+		level := peak(got[max(0, n-window):min(len(got), n+window)])
+		for c := range 2 {
+			k := 2 * math.Cos(2*math.Pi*toneHz[c]/output.Rate)
+			r := float64(got[n+1][c]) + float64(got[n-1][c]) - k*float64(got[n][c])
+			if math.Abs(r) > 0.02*float64(level)+4<<16 {
+				at = append(at, n)
+				break
+			}
+		}
+	}
+	return at
 }
 
 func peak(frames [][2]int32) int64 {

@@ -1,9 +1,12 @@
 //go:build linux
 
-// Command vmtest is the /init of the ALSA integration VM (run.sh boots it):
-// it loads snd-aloop, plays known audio through the ALSA sink, captures it
-// from the loopback's other end and checks it arrived sample for sample. It
-// prints one RESULT line per case on the console and powers the VM off.
+// Command vmtest is the /init of the ALSA integration VMs (run.sh boots
+// them). With snd-aloop it plays known audio through the ALSA sink, captures
+// it from the loopback's other end and checks it arrived sample for sample,
+// then runs the player engine. With storybox.device=usb on the kernel command
+// line it runs the engine on qemu's usb-audio device instead (usb.go). It
+// prints one RESULT line per case on the console and powers the VM off. On
+// the host, "vmtest check-speaker" judges qemu's recording of the USB run.
 package main
 
 import (
@@ -35,9 +38,24 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 5 && os.Args[1] == "check-speaker" { // on the host, see usb.go
+		ptv, err := strconv.ParseFloat(os.Args[3], 64)
+		ptp, err2 := strconv.ParseFloat(os.Args[4], 64)
+		if err = errors.Join(err, err2); err == nil {
+			var detail string
+			if detail, err = checkSpeaker(os.Args[2], ptv, ptp); err == nil {
+				fmt.Println("speaker: ok", detail)
+				return
+			}
+		}
+		fmt.Println("speaker: FAIL", err)
+		os.Exit(1)
+	}
 	fmt.Println("vmtest: start")
-	if err := setup(); err != nil {
+	if usb, err := setup(); err != nil {
 		fmt.Printf("RESULT setup FAIL %v\n", err)
+	} else if usb {
+		report("usb-engine", runUSB)
 	} else {
 		run()
 	}
@@ -49,42 +67,55 @@ func main() {
 	select {}
 }
 
-func setup() error {
+// setup mounts the kernel's file systems and loads the sound modules for the
+// mode on the kernel command line: snd-aloop, or USB (storybox.device=usb).
+func setup() (usb bool, err error) {
 	for _, m := range []struct{ src, dst, fs string }{{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"}} {
 		if err := unix.Mount(m.src, m.dst, m.fs, 0, ""); err != nil {
-			return fmt.Errorf("mount %s: %w", m.dst, err)
+			return false, fmt.Errorf("mount %s: %w", m.dst, err)
 		}
 	}
-	for _, m := range modules {
+	usb = kernelParam("storybox.device") == "usb"
+	mods, node := modules, captureNode
+	if usb {
+		mods, node = usbModules, playNode
+	}
+	for _, m := range mods {
 		params := ""
 		if m == "snd-aloop" {
 			params = "pcm_substreams=1"
 		}
 		if err := loadModule(filepath.Join("/modules", m+".ko"), params); err != nil {
-			return err
+			return usb, err
 		}
 	}
-	for range 100 {
-		if _, err := os.Stat(captureNode); err == nil {
-			return nil
+	for range 200 {
+		if _, err := os.Stat(node); err == nil {
+			return usb, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("no loopback device nodes after loading snd-aloop")
+	return usb, fmt.Errorf("no %s after loading %s", node, mods[len(mods)-1])
 }
 
 // engineRuns is how often the engine case runs: storybox.engine_runs=N on
 // the kernel command line (run.sh passes $ENGINE_RUNS), else once.
 func engineRuns() int {
-	cmdline, _ := os.ReadFile("/proc/cmdline")
-	for _, f := range strings.Fields(string(cmdline)) {
-		if v, ok := strings.CutPrefix(f, "storybox.engine_runs="); ok {
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				return n
-			}
-		}
+	if n, err := strconv.Atoi(kernelParam("storybox.engine_runs")); err == nil && n > 0 {
+		return n
 	}
 	return 1
+}
+
+// kernelParam is the value of name=value on the kernel command line.
+func kernelParam(name string) string {
+	cmdline, _ := os.ReadFile("/proc/cmdline")
+	for _, f := range strings.Fields(string(cmdline)) {
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func loadModule(path, params string) error {
@@ -129,24 +160,23 @@ func run() {
 			engine = append(engine, engineCase{"engine", runEngine})
 		}
 		for _, c := range append(engine, engineCase{"unplug", runUnplug}) {
-			t0 := time.Now()
-			detail, err := c.run()
-			status := "ok"
-			if err != nil {
-				status, detail = "FAIL", err.Error()
-			}
-			fmt.Printf("RESULT %s %s %s wall=%.1fs\n", c.name, status, detail, time.Since(t0).Seconds())
+			report(c.name, c.run)
 		}
 	}()
 	for _, tc := range cases {
-		t0 := time.Now()
-		detail, err := runCase(tc)
-		status := "ok"
-		if err != nil {
-			status, detail = "FAIL", err.Error()
-		}
-		fmt.Printf("RESULT %s %s %s wall=%.1fs\n", tc.name, status, detail, time.Since(t0).Seconds())
+		report(tc.name, func() (string, error) { return runCase(tc) })
 	}
+}
+
+// report runs a case and prints its RESULT line.
+func report(name string, run func() (string, error)) {
+	t0 := time.Now()
+	detail, err := run()
+	status := "ok"
+	if err != nil {
+		status, detail = "FAIL", err.Error()
+	}
+	fmt.Printf("RESULT %s %s %s wall=%.1fs\n", name, status, detail, time.Since(t0).Seconds())
 }
 
 // playKnown sends n frames whose 16-bit values never repeat nearby and are

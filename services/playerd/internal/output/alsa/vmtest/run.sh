@@ -1,14 +1,18 @@
 #!/bin/bash
 # ALSA integration test: boots Debian's arm64 kernel under qemu-system-aarch64
-# (TCG, no network) with snd-aloop and main.go as /init, and checks the
-# RESULT lines it prints. Kernel and modules are cached under $BUILD.
+# (TCG, no network) with main.go as /init, and checks the RESULT lines it
+# prints. The first boot plays to snd-aloop and captures its other end; the
+# second plays to qemu's usb-audio device through snd-usb-audio, and qemu
+# records what it played into a WAV file that is judged here. Kernel and
+# modules are cached under $BUILD.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../../../../.." && pwd)
 here="$repo/services/playerd/internal/output/alsa/vmtest"
 build=${BUILD:-$repo/build/alsa-vm}
 mkdir -p "$build"
 
-bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" soundcore snd snd-timer snd-pcm snd-aloop
+bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" soundcore snd snd-timer snd-pcm snd-aloop \
+	usb-common usbcore xhci-hcd xhci-pci mc snd-seq-device snd-rawmidi snd-usbmidi-lib snd-hwdep snd-usb-audio
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}
@@ -17,23 +21,45 @@ cp "$build/kernel/modules/"*.ko "$root/modules/"
 cp "$repo/services/playerd/internal/decode/testdata/tone.flac" "$root/tone.flac"
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$build/initrd.cpio"
 
-log="$build/serial.log"
-: >"$log"
-echo "test-vm: booting $(cut -d' ' -f1 "$build/kernel/kernel-version") under TCG"
-t0=$(date +%s)
+# boot NAME APPEND QEMU-ARGS...: one VM run, its console in $build/NAME.log.
 # -nic none: the VM has no network at all. panic=-1 + -no-reboot: a kernel
 # panic ends qemu instead of hanging until the timeout.
-timeout 600 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 512 -accel tcg \
-	-kernel "$build/kernel/vmlinuz" -initrd "$build/initrd.cpio" \
-	-append "console=ttyAMA0 panic=-1 quiet storybox.engine_runs=${ENGINE_RUNS:-1}" \
-	-nic none -display none -monitor none -no-reboot -serial "file:$log" || {
-	echo "test-vm: qemu failed or timed out (exit $?); console:"; tail -40 "$log"; exit 1; }
-echo "test-vm: VM ran $(( $(date +%s) - t0 )) s"
+boot() {
+	local name=$1 append=$2
+	shift 2
+	log="$build/$name.log"
+	: >"$log"
+	echo "test-vm: booting $(cut -d' ' -f1 "$build/kernel/kernel-version") under TCG ($name)"
+	local t0
+	t0=$(date +%s)
+	timeout 600 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 512 -accel tcg \
+		-kernel "$build/kernel/vmlinuz" -initrd "$build/initrd.cpio" \
+		-append "console=ttyAMA0 panic=-1 quiet $append" \
+		-nic none -display none -monitor none -no-reboot -serial "file:$log" "$@" || {
+		echo "test-vm: qemu failed or timed out (exit $?); console:"; tail -40 "$log"; exit 1; }
+	echo "test-vm: VM ran $(( $(date +%s) - t0 )) s"
+	grep -a '^RESULT' "$log" | tr -d '\r' || true
+	grep -aq '^RESULT done' "$log" || { echo "test-vm: the VM did not finish; console:"; tail -40 "$log"; exit 1; }
+	if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
+}
 
-grep -a '^RESULT' "$log" | tr -d '\r' || true
-grep -aq '^RESULT done' "$log" || { echo "test-vm: the VM did not finish; console:"; tail -40 "$log"; exit 1; }
-for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun busy engine unplug; do
-	grep -aq "^RESULT $c ok" "$log" || { echo "test-vm: case $c did not pass"; exit 1; }
-done
-if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
+# VM_BOOTS picks boots while working on one of them.
+boots=" ${VM_BOOTS:-loopback usb} "
+if [[ $boots == *" loopback "* ]]; then
+	boot loopback "storybox.engine_runs=${ENGINE_RUNS:-1}"
+	for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun busy engine unplug; do
+		grep -aq "^RESULT $c ok" "$log" || { echo "test-vm: case $c did not pass"; exit 1; }
+	done
+fi
+[[ $boots == *" usb "* ]] || { echo "test-vm: passed"; exit 0; }
+
+wav="$build/usb-speaker.wav"
+rm -f "$wav"
+boot usb storybox.device=usb -device qemu-xhci -device usb-audio,audiodev=speaker \
+	-audiodev "wav,id=speaker,path=$wav,out.frequency=48000,out.channels=2,out.format=s16"
+result=$(grep -a '^RESULT usb-engine ok' "$log" || true)
+ptv=$(grep -o 'play-to-volume=[0-9.]*' <<<"$result" | cut -d= -f2)
+ptp=$(grep -o 'play-to-pause=[0-9.]*' <<<"$result" | cut -d= -f2)
+[ -n "$ptv" ] && [ -n "$ptp" ] || { echo "test-vm: case usb-engine did not pass"; exit 1; }
+(cd "$repo" && "${GO:-go}" run ./services/playerd/internal/output/alsa/vmtest check-speaker "$wav" "$ptv" "$ptp")
 echo "test-vm: passed"
