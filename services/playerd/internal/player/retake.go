@@ -27,15 +27,22 @@ func newRecent() recent {
 	return recent{pre: make([][2]float64, recentFrames), gains: make([]float64, recentFrames)}
 }
 
-// add appends frames with their gains; the oldest fall out.
+// add appends frames with their gains; the oldest fall out. It runs for
+// every period played, so it copies in at most two runs.
 func (r *recent) add(pre [][2]float64, gains []float64) {
-	for i := range pre {
-		j := (r.start + r.n) % len(r.pre)
-		r.pre[j], r.gains[j] = pre[i], gains[i]
-		if r.n < len(r.pre) {
-			r.n++
-		} else {
-			r.start = (r.start + 1) % len(r.pre)
+	size := len(r.pre)
+	if len(pre) > size {
+		pre, gains = pre[len(pre)-size:], gains[len(gains)-size:]
+	}
+	for len(pre) > 0 {
+		j := (r.start + r.n) % size
+		k := copy(r.pre[j:], pre)
+		copy(r.gains[j:], gains[:k])
+		pre, gains = pre[k:], gains[k:]
+		r.n += k
+		if r.n > size {
+			r.start = (r.start + r.n - size) % size
+			r.n = size
 		}
 	}
 }
