@@ -95,12 +95,12 @@ func (p *Player) endOfQueue() {
 func (p *Player) silence() {
 	if n := p.retakable(); n > 0 {
 		// Prepared before the device gives anything back, as for retake.
-		p.fadeFrom(n)
+		end := p.fadeFrom(n)
 		if got := p.takeBack(n); got > 0 {
 			if got != n {
-				p.fadeFrom(got)
+				end = p.fadeFrom(got)
 			}
-			p.fadeOutTaken(got)
+			p.fadeOutTaken(got, end)
 			return
 		}
 	}

@@ -111,7 +111,7 @@ func (p *Player) retake() {
 			return
 		}
 	}
-	p.recent.commit(got, p.retakeGains[:got])
+	p.recent.commit(p.retakeGains[:got])
 }
 
 // regain renders the newest n frames of recent again at the current volume,
@@ -134,16 +134,16 @@ func (p *Player) regain(n int) [][2]float64 {
 }
 
 // commit replaces the gains of the newest len(gains) frames.
-func (r *recent) commit(n int, gains []float64) {
+func (r *recent) commit(gains []float64) {
 	for i, g := range gains {
-		r.gains[r.slot(r.n-n+i)] = g
+		r.gains[r.slot(r.n-len(gains)+i)] = g
 	}
 }
 
-// fadeFrom prepares in p.buf the end of the sound for when the device gives
-// back the newest n frames: the first few of them fading to zero, then
+// fadeFrom prepares, in p.buf, the end of the sound for when the device
+// gives back the newest n frames: the first few of them fading to zero, then
 // silence for the rest of a period.
-func (p *Player) fadeFrom(n int) {
+func (p *Player) fadeFrom(n int) [][2]float64 {
 	first := p.recent.n - n
 	buf := p.buf[:output.PeriodFrames]
 	clear(buf)
@@ -154,19 +154,20 @@ func (p *Player) fadeFrom(n int) {
 		fade[i] = [2]float64{p.recent.pre[j][0] * g, p.recent.pre[j][1] * g}
 	}
 	fadeOut(fade)
+	return buf
 }
 
-// fadeOutTaken ends the sound after a takeBack of got frames with what
+// fadeOutTaken ends the sound after a takeBack of got frames with end, what
 // fadeFrom(got) prepared. Once the device has played the fade, the silence
 // behind it is dropped. The wave never jumps to zero, as it does when a drop
 // cuts it, and the track is left where the fade began. The fade plays while
 // the stream runs rather than during a drain, which some drivers (snd-aloop)
 // do not play faithfully.
-func (p *Player) fadeOutTaken(got int) {
+func (p *Player) fadeOutTaken(got int, end [][2]float64) {
 	p.recent.reset()
-	err := p.sink.Write(p.buf[:output.PeriodFrames])
+	err := p.sink.Write(end)
 	if err == nil {
-		p.playedDown(output.PeriodFrames - min(got, rampFrames))
+		p.playedDown(len(end) - min(got, rampFrames))
 		err = p.sink.Drop()
 	}
 	// Only now, with the fade heard: a seek can take longer than the one

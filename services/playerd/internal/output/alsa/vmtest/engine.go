@@ -108,18 +108,18 @@ func driveEngine() (*session, error) {
 	return s, nil
 }
 
-// played is what a session sounded like: where sound began, where the pause
+// playback is what a session sounded like: where sound began, where the pause
 // silenced it, and the last loud (volume 100) frame.
-type played struct{ first, stop, loud int }
+type playback struct{ first, stop, loud int }
 
 // judge checks what the device played in a session: sound, no silence of
 // 1 ms or more before the pause, a fade-out (not a cut) at the pause, loud
 // then quiet. beforePause tells whether frame i was heard before the pause
 // command; what follows the pause's silence is not looked at.
-func judge(got [][2]int32, beforePause func(i int) bool) (played, error) {
+func judge(got [][2]int32, beforePause func(i int) bool) (playback, error) {
 	first := slices.IndexFunc(got, func(fr [2]int32) bool { return fr != [2]int32{} })
 	if first < 0 {
-		return played{}, errors.New("the engine played nothing")
+		return playback{}, errors.New("the engine played nothing")
 	}
 	stop := -1
 	var gaps []string
@@ -132,18 +132,18 @@ func judge(got [][2]int32, beforePause func(i int) bool) (played, error) {
 		break
 	}
 	if len(gaps) > 0 {
-		return played{}, fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s", strings.Join(gaps, ", "))
+		return playback{}, fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s", strings.Join(gaps, ", "))
 	}
 	if stop-first < 2*fadeCheck {
-		return played{}, fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
+		return playback{}, fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
 	}
 	// A cut (drop) would leave the last moments before the silence as loud
 	// as those before them.
 	if end, before := peak(got[stop-fadeCheck/2:stop]), peak(got[stop-2*fadeCheck:stop-fadeCheck]); end > before*6/10 {
-		return played{}, fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
+		return playback{}, fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
 	}
 	if at := splices(got[first:stop]); len(at) > 0 {
-		return played{}, fmt.Errorf("the tone jumps (audio lost, repeated or stale) at frames %v after the first sound", at)
+		return playback{}, fmt.Errorf("the tone jumps (audio lost, repeated or stale) at frames %v after the first sound", at)
 	}
 	// The volume change took effect after the last loud frame.
 	loud := -1
@@ -153,9 +153,9 @@ func judge(got [][2]int32, beforePause func(i int) bool) (played, error) {
 		}
 	}
 	if loud < 0 || stop-loud < output.Rate/10 {
-		return played{}, fmt.Errorf("no loud then quiet sound (loud until frame %d, silence from %d)", loud, stop)
+		return playback{}, fmt.Errorf("no loud then quiet sound (loud until frame %d, silence from %d)", loud, stop)
 	}
-	return played{first, stop, loud}, nil
+	return playback{first, stop, loud}, nil
 }
 
 // runEngine runs a session on snd-aloop and judges it from the capture side,

@@ -3,12 +3,11 @@
 package main
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/storybox/storybox/services/playerd/internal/decode"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 )
 
@@ -50,21 +49,9 @@ func runUSB() (string, error) {
 // guest's times from play to those commands, reported beside how long after
 // the first sound each was heard.
 func checkSpeaker(path string, playToVolume, playToPause float64) (string, error) {
-	b, err := os.ReadFile(path)
+	got, err := readRecording(path)
 	if err != nil {
 		return "", err
-	}
-	if len(b) < 44 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return "", errors.New("not a WAV file")
-	}
-	if ch, rate, bits := binary.LittleEndian.Uint16(b[22:]), binary.LittleEndian.Uint32(b[24:]), binary.LittleEndian.Uint16(b[34:]); ch != 2 || rate != output.Rate || bits != 16 {
-		return "", fmt.Errorf("recorded %d channels at %d Hz, %d bits; want 2 at %d, 16", ch, rate, bits, output.Rate)
-	}
-	data := b[44:]
-	got := make([][2]int32, len(data)/4)
-	for i := range got {
-		// Scaled to 32 bits, as the loopback captures, so judge's levels hold.
-		got[i] = [2]int32{int32(int16(binary.LittleEndian.Uint16(data[4*i:]))) << 16, int32(int16(binary.LittleEndian.Uint16(data[4*i+2:]))) << 16}
 	}
 	// The recording ends where the device stopped streaming, the pause's
 	// drop, which may come before the silence behind the fade was recorded:
@@ -84,4 +71,29 @@ func checkSpeaker(path string, playToVolume, playToPause float64) (string, error
 	}
 	return fmt.Sprintf("loud for %.2fs, volume given %.2fs after play; sounded %.2fs, pause given %.2fs after play",
 		float64(pl.loud-pl.first)/output.Rate, playToVolume, sounded, playToPause), nil
+}
+
+// readRecording decodes qemu's recording, scaled to 32 bits as the loopback
+// captures so judge's levels hold.
+func readRecording(path string) ([][2]int32, error) {
+	st, format, err := decode.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if format.NumChannels != 2 || int(format.SampleRate) != output.Rate || format.Precision != 2 {
+		return nil, fmt.Errorf("recorded %d channels at %d Hz, %d bytes a sample; want 2 at %d, 2",
+			format.NumChannels, format.SampleRate, format.Precision, output.Rate)
+	}
+	var got [][2]int32
+	buf := make([][2]float64, 4096)
+	for {
+		n, ok := st.Stream(buf)
+		for _, fr := range buf[:n] {
+			got = append(got, [2]int32{output.ToS32(fr[0]), output.ToS32(fr[1])})
+		}
+		if !ok {
+			return got, st.Err()
+		}
+	}
 }
