@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/output"
@@ -20,9 +21,6 @@ type battery struct {
 	monitor  *hat.Monitor
 	critical chan struct{} // closed once on the first critical level
 	once     sync.Once
-	// OnLevel, when set, also receives every level change: the hook for
-	// the display and speech.
-	OnLevel func(hat.LevelChange)
 }
 
 // newBattery returns nil when -hat is not set.
@@ -64,9 +62,7 @@ func (a *app) startBattery(ctx context.Context, wg *sync.WaitGroup) {
 
 func (a *app) onBatteryLevel(ctx context.Context, b *battery, c hat.LevelChange) {
 	a.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
-	if b.OnLevel != nil {
-		b.OnLevel(c)
-	}
+	a.batteryNotice(ctx, c) // the screen and the spoken warning (speech.go)
 	switch c.To {
 	case hat.LevelLow:
 		go func() {
@@ -95,7 +91,7 @@ func (a *app) prepareShutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := a.player.Do(ctx, player.Command{Action: player.ActPause})
-	if err != nil && !errors.Is(err, player.ErrConflict) {
+	if err != nil && !errors.Is(err, fault.Conflict) {
 		a.log.Warn("pause before power-off", "error", err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/display"
-	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
@@ -103,10 +102,6 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	a.speech = a.newSpeech()
-	if a.battery != nil {
-		// Low battery shows on the screen and is said once (speech.go).
-		a.battery.OnLevel = func(c hat.LevelChange) { a.batteryNotice(ctx, c) }
-	}
 
 	srv := &http.Server{
 		Handler:           a.handler(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
@@ -28,10 +31,14 @@ func (f fakeHat) HatStatus(context.Context) (json.RawMessage, error) { return f.
 
 type fakeSpeaker struct {
 	got  []string
-	slow bool // rendering outlasts the wait
+	slow bool  // rendering outlasts the wait
+	err  error // what the speech service refuses with
 }
 
 func (f *fakeSpeaker) Speak(_ context.Context, text, lang string) (bool, error) {
+	if f.err != nil {
+		return false, f.err
+	}
 	f.got = append(f.got, text+"|"+lang)
 	return !f.slow, nil
 }
@@ -299,11 +306,8 @@ func TestBrowserOriginProtection(t *testing.T) {
 func TestSpeakValidation(t *testing.T) {
 	b := newBox(t, nil)
 	for body, want := range map[string]string{
-		`{}`:             "text is required",
-		`{"text":""}`:    "text is empty",
-		`{"text":"   "}`: "text is empty",
-		`{"text":5}`:     `field "text" must be a string`,
-		`{"text":"` + strings.Repeat("ä", MaxSpeakText+1) + `"}`: "longer than 500",
+		`{}`:         "text is required",
+		`{"text":5}`: `field "text" must be a string`,
 	} {
 		code, resp, _ := b.call("POST", "/api/speak", body)
 		if code != 400 || !strings.Contains(resp["error"].(string), want) {
@@ -322,6 +326,29 @@ func TestSpeakValidation(t *testing.T) {
 	s.slow = true
 	if code, resp, _ := b.call("POST", "/api/speak", `{"text":"Lange Geschichte"}`); code != 202 || resp["speaking"] != false || resp["queued"] != true {
 		t.Errorf("speech still rendering: %d %v, want 202 queued", code, resp)
+	}
+}
+
+// The speech service's refusals reach the client with the status of their
+// kind, a Retry-After where it has one, and no internal detail.
+func TestSpeakRefusals(t *testing.T) {
+	s := &fakeSpeaker{}
+	b := newBox(t, func(d *Deps) { d.Speaker = s })
+	for _, tc := range []struct {
+		err        error
+		code       int
+		msg, retry string
+	}{
+		{speech.ErrEmpty, 400, "text is empty", ""},
+		{fmt.Errorf("%w (8)", speech.ErrBusy), 429, "too many announcements waiting (8)", "5"},
+		{fmt.Errorf("%w: /usr/lib/storybox-speak is not an executable file", speech.ErrUnavailable), 503, "no voice available", ""},
+		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "internal error", ""},
+	} {
+		s.err = tc.err
+		code, resp, hdr := b.call("POST", "/api/speak", `{"text":"Hallo"}`)
+		if code != tc.code || resp["error"] != tc.msg || hdr.Get("Retry-After") != tc.retry {
+			t.Errorf("%v: %d %v Retry-After %q, want %d %q %q", tc.err, code, resp, hdr.Get("Retry-After"), tc.code, tc.msg, tc.retry)
+		}
 	}
 }
 
@@ -360,9 +387,11 @@ func TestHatStatus(t *testing.T) {
 	if code, body, _ := b.call("GET", "/api/mupihat/status", ""); code != 200 || body["battery_percent"] != 74.0 {
 		t.Errorf("with hatd: %d %v", code, body)
 	}
-	b = newBox(t, func(d *Deps) { d.Hat = fakeHat{err: errors.New("connection refused")} })
-	if code, _, _ := b.call("GET", "/api/hat/status", ""); code != 503 {
-		t.Errorf("hatd down: %d", code)
+	b = newBox(t, func(d *Deps) {
+		d.Hat = fakeHat{err: fmt.Errorf("%w: dial unix /run/hatd.sock: connect: connection refused", hat.ErrUnavailable)}
+	})
+	if code, body, _ := b.call("GET", "/api/hat/status", ""); code != 503 || body["error"] != "battery board service unavailable" {
+		t.Errorf("hatd down: %d %v, want 503 without the socket's path", code, body)
 	}
 }
 

@@ -9,22 +9,14 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // MaxBody is the largest request body accepted.
 const MaxBody = 64 << 10
 
-// requestError is a refused request with its status.
-type requestError struct {
-	status int
-	msg    string
-}
-
-func (e *requestError) Error() string { return e.msg }
-
-func badRequest(format string, a ...any) error {
-	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, a...)}
-}
+func badRequest(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }
 
 // decodeBody reads exactly one JSON object into dst. It refuses other
 // content types (415), bodies over MaxBody (413), unknown fields, wrong types,
@@ -32,14 +24,14 @@ func badRequest(format string, a ...any) error {
 func decodeBody(r *http.Request, dst any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return &requestError{status: http.StatusUnsupportedMediaType, msg: "Content-Type must be application/json"}
+		return fault.New(fault.Unsupported, "Content-Type must be application/json")
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
 		return badRequest("cannot read body: %v", err)
 	}
 	if len(data) > MaxBody {
-		return &requestError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("body is larger than %d bytes", MaxBody)}
+		return fault.New(fault.TooLarge, "body is larger than %d bytes", MaxBody)
 	}
 	return decodeObject(data, dst)
 }

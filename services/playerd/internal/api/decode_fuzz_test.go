@@ -2,10 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"testing"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -23,8 +23,7 @@ func FuzzDecodeObject(f *testing.F) {
 		var cmd player.Command
 		err := decodeObject(data, &cmd)
 		if err != nil {
-			var re *requestError
-			if !errors.As(err, &re) || re.status < 400 || re.status > 499 || re.msg == "" {
+			if st := statusOf(fault.KindOf(err)); st < 400 || st > 499 || fault.Message(err) == "" {
 				t.Fatalf("error %v is not a client error", err)
 			}
 			return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 )
 
@@ -16,6 +17,8 @@ type Display interface {
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
+var errNoDisplay = fault.New(fault.Unavailable, "display unavailable")
+
 // message is POST /api/message. A bad body is refused even when no display
 // runs; the rules are the display's own (display.MessageRequest.Check).
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
@@ -25,11 +28,11 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := req.Check(); err != nil {
-		h.fail(w, r, badRequest("%s", err.Error()))
+		h.fail(w, r, err)
 		return
 	}
 	if h.Display == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		h.fail(w, r, errNoDisplay)
 		return
 	}
 	m, err := h.Display.ShowMessage(req)
@@ -43,7 +46,7 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 // activeMessage is GET /api/message: the message on screen, or null.
 func (h *handler) activeMessage(w http.ResponseWriter, r *http.Request) {
 	if h.Display == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		h.fail(w, r, errNoDisplay)
 		return
 	}
 	writeJSON(w, http.StatusOK, h.Display.ActiveMessage())
@@ -53,7 +56,7 @@ func (h *handler) activeMessage(w http.ResponseWriter, r *http.Request) {
 // banner, so other clients can mirror the box.
 func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
 	if h.Display == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		h.fail(w, r, errNoDisplay)
 		return
 	}
 	writeJSON(w, http.StatusOK, h.Display.UIState())
@@ -62,7 +65,7 @@ func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
 // screenshot is GET /api/display/screenshot: a PNG of what the screen shows.
 func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
 	if h.Display == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "display unavailable")
+		h.fail(w, r, errNoDisplay)
 		return
 	}
 	png, err := h.Display.Screenshot(r.Context())

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -30,7 +31,7 @@ func (p *screenPlayer) Status() player.Status {
 }
 func (p *screenPlayer) Changed() <-chan struct{} { return make(chan struct{}) }
 func (p *screenPlayer) Do(context.Context, player.Command) (player.Status, error) {
-	return p.Status(), player.ErrConflict
+	return p.Status(), fault.Conflict
 }
 
 func newScreenAPI(t *testing.T) (http.Handler, *display.Display) {

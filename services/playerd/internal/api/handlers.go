@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -44,8 +43,7 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 	data, mimeType, err := h.Library.Cover(pathVar(r, "id"))
 	if err != nil {
 		if errors.Is(err, library.ErrNotFound) {
-			h.writeError(w, r, http.StatusNotFound, "no cover for this id")
-			return
+			err = fault.New(fault.NotFound, "no cover for this id")
 		}
 		h.fail(w, r, err)
 		return
@@ -67,14 +65,14 @@ func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) hatStatus(w http.ResponseWriter, r *http.Request) {
 	if h.Hat == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "battery board service is not configured")
+		h.fail(w, r, fault.New(fault.Unavailable, "battery board service is not configured"))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	raw, err := h.Hat.HatStatus(ctx)
 	if err != nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "battery board service unavailable: "+err.Error())
+		h.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, raw)
@@ -95,10 +93,6 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// MaxSpeakText is the longest announcement, in characters: about a minute
-// of speech, and a bound on render time and cache size.
-const MaxSpeakText = 500
-
 type speakRequest struct {
 	Text     *string `json:"text"`
 	Language string  `json:"language,omitempty"`
@@ -113,19 +107,12 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	switch {
-	case req.Text == nil:
-		h.writeError(w, r, http.StatusBadRequest, "text is required")
-		return
-	case strings.TrimSpace(*req.Text) == "":
-		h.writeError(w, r, http.StatusBadRequest, "text is empty")
-		return
-	case utf8.RuneCountInString(*req.Text) > MaxSpeakText:
-		h.writeError(w, r, http.StatusBadRequest, "text is longer than 500 characters")
+	if req.Text == nil {
+		h.fail(w, r, fault.New(fault.Invalid, "text is required"))
 		return
 	}
 	if h.Speaker == nil {
-		h.writeError(w, r, http.StatusServiceUnavailable, "tts unavailable")
+		h.fail(w, r, fault.New(fault.Unavailable, "tts unavailable"))
 		return
 	}
 	started, err := h.Speaker.Speak(r.Context(), *req.Text, req.Language)

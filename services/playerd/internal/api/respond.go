@@ -2,12 +2,12 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
-	"github.com/storybox/storybox/services/playerd/internal/library"
-	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // writeJSON answers with v as JSON.
@@ -22,34 +22,48 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
-// writeError is the only place that writes an error response. Server-side
-// failures are logged; client errors and 503 (a part that is down, which a
-// poller would otherwise repeat into gokrazy's 100 log lines) are not.
-func (h *handler) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if status >= 500 && status != http.StatusServiceUnavailable && h.log != nil {
-		h.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status), slog.String("error", msg))
+// statusOf is the one table from error kinds to HTTP statuses.
+func statusOf(k fault.Kind) int {
+	switch k {
+	case fault.Invalid:
+		return http.StatusBadRequest
+	case fault.Unauthorized:
+		return http.StatusUnauthorized
+	case fault.Forbidden:
+		return http.StatusForbidden
+	case fault.NotFound:
+		return http.StatusNotFound
+	case fault.Conflict:
+		return http.StatusConflict
+	case fault.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case fault.Unsupported:
+		return http.StatusUnsupportedMediaType
+	case fault.Busy:
+		return http.StatusTooManyRequests
+	case fault.Unavailable:
+		return http.StatusServiceUnavailable
 	}
+	return http.StatusInternalServerError
+}
+
+// fail answers with err's kind as the status and what a client may be told
+// of it (fault.Message). Failures of the box itself are logged with their
+// cause; refusals and 503 (a part that is down, which a poller would
+// otherwise repeat into gokrazy's 100 log lines) are not.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	kind := fault.KindOf(err)
+	if kind == fault.Internal && h.log != nil {
+		h.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+	}
+	if d := fault.RetryAfterOf(err); d > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
+	h.writeError(w, r, statusOf(kind), fault.Message(err))
+}
+
+// writeError is the only place that writes an error response; handlers go
+// through fail, the router's own 404 and 405 come here directly.
+func (h *handler) writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
-
-// fail maps an error from the layers below to its status.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := http.StatusInternalServerError
-	var re *requestError
-	switch {
-	case errors.As(err, &re):
-		status = re.status
-	case errors.Is(err, player.ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, player.ErrConflict):
-		status = http.StatusConflict
-	case errors.Is(err, player.ErrClosed), errors.Is(err, player.ErrBusy), errors.Is(err, errUnavailable):
-		status = http.StatusServiceUnavailable
-	case errors.Is(err, library.ErrNotFound):
-		status = http.StatusNotFound
-	}
-	h.writeError(w, r, status, err.Error())
-}
-
-// errUnavailable marks a part of the box that is not running (503).
-var errUnavailable = errors.New("unavailable")

@@ -367,7 +367,7 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 
 // ShowMessage validates r and shows it at once, replacing any message on
 // screen. A duration of 0 shows nothing and clears the current message.
-// Errors wrap ErrInvalidMessage.
+// Errors wrap fault.Invalid.
 func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
 	title, text, dur, err := r.validate()
 	if err != nil {

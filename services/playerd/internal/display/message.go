@@ -1,12 +1,12 @@
 package display
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // Limits of POST /api/message, as the real box (MuPiBox-NG) enforces them.
@@ -16,9 +16,6 @@ const (
 	MaxMessageMS     = 30000
 	DefaultMessageMS = 8000
 )
-
-// ErrInvalidMessage marks a message request the API answers with 400.
-var ErrInvalidMessage = errors.New("invalid message")
 
 // MessageRequest is the body of POST /api/message. Pointers tell a missing
 // field from an empty one.
@@ -39,14 +36,8 @@ type Message struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
-// messageError is a refused message; its text is for the client.
-type messageError struct{ msg string }
-
-func (e *messageError) Error() string        { return e.msg }
-func (e *messageError) Is(target error) bool { return target == ErrInvalidMessage }
-
 func invalid(format string, args ...any) error {
-	return &messageError{fmt.Sprintf(format, args...)}
+	return fault.New(fault.Invalid, format, args...)
 }
 
 // Check applies the message rules without showing anything, so the API can

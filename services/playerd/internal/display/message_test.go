@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -39,8 +40,8 @@ func TestMessageValidation(t *testing.T) {
 			d, _ := newTestDisplay(t, newFakePlayer(idleStatus()), nil)
 			m, err := d.ShowMessage(tc.req)
 			if tc.wantErr != "" {
-				if err == nil || !errors.Is(err, ErrInvalidMessage) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want ErrInvalidMessage with %q", err, tc.wantErr)
+				if err == nil || !errors.Is(err, fault.Invalid) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want fault.Invalid with %q", err, tc.wantErr)
 				}
 				if d.ActiveMessage() != nil {
 					t.Fatal("a rejected message is active")

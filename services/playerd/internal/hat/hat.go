@@ -6,13 +6,14 @@ package hat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // Level is hatd's battery level.
@@ -25,8 +26,9 @@ const (
 	LevelCritical Level = "critical"
 )
 
-// ErrUnavailable wraps every failure to get a status from hatd.
-var ErrUnavailable = errors.New("hatd unreachable")
+// ErrUnavailable wraps every failure to get a status from hatd; the cause
+// (socket path, hatd's answer) is for the log, not for API clients.
+var ErrUnavailable = fault.New(fault.Unavailable, "battery board service unavailable")
 
 // Client fetches hatd's status. Safe for concurrent use.
 type Client struct {
@@ -116,20 +118,6 @@ func NewMonitor(c *Client, o MonitorOptions) *Monitor {
 		o.Interval = 2 * time.Second
 	}
 	return &Monitor{src: c, opts: o}
-}
-
-// Level returns the last known level.
-func (m *Monitor) Level() Level {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.level
-}
-
-// Reachable reports whether the last poll reached hatd.
-func (m *Monitor) Reachable() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.reachable != nil && *m.reachable
 }
 
 // Run polls until ctx ends. hatd going away is not an error: polling goes

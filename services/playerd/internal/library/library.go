@@ -5,16 +5,17 @@ package library
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // ErrNotFound reports an unknown folder id or a folder without a cover.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.New(fault.NotFound, "not found")
 
 // Library is the scanned media directory. It is safe for concurrent use; a
 // rescan replaces the whole view at once.

@@ -2,7 +2,8 @@ package player
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // clip is one announcement: stereo frames at output.Rate.
@@ -30,7 +31,7 @@ func (c *clip) fill(buf [][2]float64) (int, bool) {
 // arrive.
 func (p *Player) Announce(ctx context.Context, pcm [][2]float64) (<-chan struct{}, error) {
 	if len(pcm) == 0 {
-		return nil, fmt.Errorf("%w: empty announcement", ErrInvalid)
+		return nil, fault.New(fault.Invalid, "empty announcement")
 	}
 	c := &clip{pcm: pcm, started: make(chan struct{}), done: make(chan struct{})}
 	if _, err := p.send(ctx, request{clip: c}); err != nil {
@@ -48,7 +49,7 @@ func (p *Player) Announce(ctx context.Context, pcm [][2]float64) (<-chan struct{
 
 func (p *Player) enqueueClip(c *clip) error {
 	if len(p.clips) >= maxAnnouncements {
-		return fmt.Errorf("%w: %d announcements are waiting", ErrBusy, len(p.clips))
+		return fault.Retry(fault.Busy, announceRetry, "%d announcements are waiting", len(p.clips))
 	}
 	if len(p.clips) == 0 {
 		p.musicWas = p.state

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 func clipOf(n int, level float64) [][2]float64 {
@@ -111,7 +113,7 @@ func TestTooManyAnnouncements(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		_, err := h.p.Announce(ctx, clipOf(48000, 0.1))
 		cancel()
-		if errors.Is(err, ErrBusy) {
+		if errors.Is(err, fault.Busy) {
 			busy = err
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -48,6 +49,7 @@ const (
 	retryInterval     = time.Second
 	resumeMinPosition = 5.0 // seconds: shorter listening is not worth a resume point
 	maxAnnouncements  = 8
+	announceRetry     = 5 * time.Second // a full announcement queue drains in about this long
 )
 
 // Player is the engine. Create it with New, start Run in one goroutine, and
@@ -394,20 +396,6 @@ func (p *Player) recordResume() {
 	p.dirty = true
 }
 
-// cmdError carries the message a client sees and the sentinel that picks
-// the HTTP status.
-type cmdError struct {
-	kind error
-	msg  string
-}
+func invalid(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }
 
-func (e *cmdError) Error() string { return e.msg }
-func (e *cmdError) Unwrap() error { return e.kind }
-
-func invalid(format string, a ...any) error {
-	return &cmdError{kind: ErrInvalid, msg: fmt.Sprintf(format, a...)}
-}
-
-func conflict(format string, a ...any) error {
-	return &cmdError{kind: ErrConflict, msg: fmt.Sprintf(format, a...)}
-}
+func conflict(format string, a ...any) error { return fault.New(fault.Conflict, format, a...) }

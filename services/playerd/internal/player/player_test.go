@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -50,11 +51,11 @@ func TestGaplessQueue(t *testing.T) {
 func TestEmptyQueueRefusesPlayback(t *testing.T) {
 	h := newHarness(t, catalog{}, Config{}, &recSink{})
 	for _, a := range []string{ActPlay, ActToggle, ActPause, ActNext, ActPrevious} {
-		if msg := h.fails(Command{Action: a}, ErrConflict); msg != "queue is empty" {
+		if msg := h.fails(Command{Action: a}, fault.Conflict); msg != "queue is empty" {
 			t.Errorf("%s: %q", a, msg)
 		}
 	}
-	h.fails(Command{Action: ActSeek, Value: val(3)}, ErrConflict)
+	h.fails(Command{Action: ActSeek, Value: val(3)}, fault.Conflict)
 	if st := h.do(Command{Action: ActStop}); st.State != Stopped || st.Index != -1 {
 		t.Errorf("stop on an empty player: %+v", st)
 	}
@@ -83,7 +84,7 @@ func TestInvalidCommands(t *testing.T) {
 	}
 	before := h.p.Status()
 	for _, c := range cases {
-		if msg := h.fails(c.cmd, ErrInvalid); msg != c.want {
+		if msg := h.fails(c.cmd, fault.Invalid); msg != c.want {
 			t.Errorf("%+v: %q, want %q", c.cmd, msg, c.want)
 		}
 	}
@@ -195,7 +196,7 @@ func TestSeekClampsAndNeedsAnActivePlayer(t *testing.T) {
 		t.Errorf("seek before the start: position %v, want 0", st.Position)
 	}
 	h.do(Command{Action: ActStop})
-	if msg := h.fails(Command{Action: ActSeek, Value: val(1)}, ErrConflict); msg != "player is not active" {
+	if msg := h.fails(Command{Action: ActSeek, Value: val(1)}, fault.Conflict); msg != "player is not active" {
 		t.Errorf("seek while stopped: %q", msg)
 	}
 }
@@ -296,7 +297,7 @@ func TestUndecodableTracksAreSkipped(t *testing.T) {
 func TestNothingPlayableIsAnError(t *testing.T) {
 	f := folderOf(t, "f", -1, -1)
 	h := newHarness(t, catalog{"f": f}, Config{}, &recSink{})
-	msg := h.fails(Command{Action: ActFolder, FolderID: "f"}, ErrConflict)
+	msg := h.fails(Command{Action: ActFolder, FolderID: "f"}, fault.Conflict)
 	st := h.p.Status()
 	if st.State != Failed || st.Error == "" || !strings.Contains(msg, "no track") {
 		t.Errorf("state %s error %q (%q)", st.State, st.Error, msg)

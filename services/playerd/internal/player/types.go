@@ -4,7 +4,7 @@
 // Changed.
 package player
 
-import "errors"
+import "github.com/storybox/storybox/services/internal/fault"
 
 // State is the player state reported in the status.
 type State string
@@ -40,19 +40,12 @@ type Command struct {
 	ItemIndex *int     `json:"item_index,omitempty"`
 }
 
-// Errors returned by Do; the API maps them to HTTP statuses.
-var (
-	// ErrInvalid: the command is malformed or names something that does not
-	// exist (400).
-	ErrInvalid = errors.New("invalid command")
-	// ErrConflict: the command is well formed but not possible right now, for
-	// example play with an empty queue (409).
-	ErrConflict = errors.New("not possible right now")
-	// ErrClosed: the player has shut down (503).
-	ErrClosed = errors.New("player is shut down")
-	// ErrBusy: too many announcements are waiting (503).
-	ErrBusy = errors.New("player is busy")
-)
+// ErrClosed is returned by Do and Announce once the player has shut down.
+// Other refusals carry the kinds of package fault: fault.Invalid for a
+// malformed command or an unknown folder, fault.Conflict for one that is not
+// possible right now (play with an empty queue), fault.Busy for a full
+// announcement queue.
+var ErrClosed = fault.New(fault.Unavailable, "player is shut down")
 
 // QueueItem is one track of the queue as the status reports it.
 type QueueItem struct {

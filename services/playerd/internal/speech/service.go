@@ -2,7 +2,6 @@ package speech
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -267,9 +266,4 @@ func (s *Service) prepareWith(ctx context.Context, v Voice, r Request) ([][2]flo
 		}
 	}
 	return pcm, false, nil
-}
-
-// IsClientError reports whether err is the caller's fault (HTTP 400).
-func IsClientError(err error) bool {
-	return errors.Is(err, ErrEmpty) || errors.Is(err, ErrTooLong) || errors.Is(err, ErrLanguage)
 }

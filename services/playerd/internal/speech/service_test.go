@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 func startService(t *testing.T, cfg Config) *Service {
@@ -60,7 +62,7 @@ func TestSpeakRefusesBadInput(t *testing.T) {
 		{strings.Repeat("x", MaxTextRunes+1), "", ErrTooLong},
 		{"Hallo", "de DE", ErrLanguage},
 	} {
-		if _, err := s.SpeakResult(ctx, tc.text, tc.lang); !errors.Is(err, tc.want) || !IsClientError(err) {
+		if _, err := s.SpeakResult(ctx, tc.text, tc.lang); !errors.Is(err, tc.want) || !errors.Is(err, fault.Invalid) {
 			t.Errorf("Speak(%.10q, %q) = %v, want %v", tc.text, tc.lang, err, tc.want)
 		}
 	}

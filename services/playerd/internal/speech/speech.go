@@ -14,10 +14,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // MaxTextRunes is the longest announcement accepted, in characters after
@@ -28,32 +29,21 @@ const MaxTextRunes = 500
 // DefaultLanguage is spoken when neither the request nor the settings name one.
 const DefaultLanguage = "de-DE"
 
-// Errors of Speak. Each wraps the player's error of the same kind, so the
-// API maps them to the same HTTP statuses (400 for ErrInvalid, 503 for
-// ErrBusy and ErrClosed).
+// Errors of Speak, each of a fault kind the API maps to a status.
 var (
-	// ErrEmpty: the text is missing or only whitespace (400).
-	ErrEmpty = kindError("text is empty", player.ErrInvalid)
-	// ErrTooLong: the text is longer than MaxTextRunes (400).
-	ErrTooLong = kindError(fmt.Sprintf("text is longer than %d characters", MaxTextRunes), player.ErrInvalid)
-	// ErrLanguage: the language tag is malformed or no voice speaks it (400).
-	ErrLanguage = kindError("language not available", player.ErrInvalid)
-	// ErrUnavailable: no voice can render speech at all (503).
-	ErrUnavailable = kindError("no voice available", player.ErrClosed)
-	// ErrBusy: the announcement queue is full (503).
-	ErrBusy = kindError("too many announcements waiting", player.ErrBusy)
-	// ErrClosed: the service has shut down (503).
-	ErrClosed = kindError("speech service is shut down", player.ErrClosed)
+	// ErrEmpty: the text is missing or only whitespace.
+	ErrEmpty = fault.New(fault.Invalid, "text is empty")
+	// ErrTooLong: the text is longer than MaxTextRunes.
+	ErrTooLong = fault.New(fault.Invalid, "text is longer than %d characters", MaxTextRunes)
+	// ErrLanguage: the language tag is malformed or no voice speaks it.
+	ErrLanguage = fault.New(fault.Invalid, "language not available")
+	// ErrUnavailable: no voice can render speech at all.
+	ErrUnavailable = fault.New(fault.Unavailable, "no voice available")
+	// ErrBusy: the announcement queue is full; it drains within seconds.
+	ErrBusy = fault.Retry(fault.Busy, 5*time.Second, "too many announcements waiting")
+	// ErrClosed: the service has shut down.
+	ErrClosed = fault.New(fault.Unavailable, "speech service is shut down")
 )
-
-type sentinel struct {
-	msg  string
-	kind error
-}
-
-func kindError(msg string, kind error) error { return &sentinel{msg, kind} }
-func (e *sentinel) Error() string            { return e.msg }
-func (e *sentinel) Unwrap() error            { return e.kind }
 
 // Settings are the voice settings of the box (its settings page).
 type Settings struct {

@@ -1,0 +1,139 @@
+// Package fault is the box's one vocabulary of error kinds. Packages wrap a
+// Kind into their errors; only the serving layers (the local API on :8090,
+// the home-automation API on :8443, daemon sockets) turn a kind into a status
+// code. A library never picks an HTTP status, and a handler never guesses one
+// from an error's text.
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind classifies what went wrong from the caller's point of view. A Kind is
+// an error itself, so errors.Is(err, fault.Invalid) asks for the kind.
+type Kind string
+
+func (k Kind) Error() string { return string(k) }
+
+const (
+	// Internal is a failure of the box itself; the default for errors that
+	// carry no kind.
+	Internal Kind = "internal"
+	// Invalid: the request is malformed or names a value out of range.
+	Invalid Kind = "invalid"
+	// Unauthorized: a login is required and missing or wrong.
+	Unauthorized Kind = "unauthorized"
+	// Forbidden: the caller is known but not allowed (a rule, an origin).
+	Forbidden Kind = "forbidden"
+	// NotFound: the thing named does not exist.
+	NotFound Kind = "not found"
+	// Conflict: well formed, but not possible in the current state.
+	Conflict Kind = "conflict"
+	// TooLarge: the request or upload exceeds a size limit.
+	TooLarge Kind = "too large"
+	// Unsupported: the content is of a type the box does not take.
+	Unsupported Kind = "unsupported"
+	// Busy: too many requests or a full queue; try again later.
+	Busy Kind = "busy"
+	// Unavailable: a part of the box is not running or not reachable.
+	Unavailable Kind = "unavailable"
+)
+
+// Error is an error of a kind with a message meant for the caller, and an
+// optional cause meant for the log.
+type Error struct {
+	Kind Kind
+	// Msg is what a client may be told: it names the failure, never an
+	// internal path or a peer's address.
+	Msg string
+	// Cause is the underlying error, for logs and errors.Is; it is not shown
+	// to clients of server-side failures.
+	Cause error
+	// RetryAfter, when set, tells a client when trying again makes sense.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	if e.Cause == nil {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Cause.Error()
+}
+
+// Unwrap lets errors.Is find both the kind and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Cause}
+}
+
+// New returns an error of kind k with a formatted message.
+func New(k Kind, format string, a ...any) *Error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Wrap returns an error of kind k with msg for the caller and err as the
+// cause. It returns nil for a nil err.
+func Wrap(k Kind, err error, msg string) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: k, Msg: msg, Cause: err}
+}
+
+// Retry returns an error of kind k that tells the client to come back after d.
+func Retry(k Kind, d time.Duration, format string, a ...any) *Error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...), RetryAfter: d}
+}
+
+// KindOf returns the kind of the outermost *Error or Kind in err's chain, or
+// Internal when it has none.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	var k Kind
+	if errors.As(err, &k) {
+		return k
+	}
+	return Internal
+}
+
+// Message is what a client may be told about err. A refused request (any
+// kind but Internal and Unavailable) hears the whole message, which names
+// what was wrong with it; a failure of the box hears only the message of the
+// outermost *Error, so causes (paths, socket addresses, library internals)
+// stay in the log.
+func Message(err error) string {
+	switch KindOf(err) {
+	case Internal, Unavailable:
+		var e *Error
+		if errors.As(err, &e) {
+			return e.Msg
+		}
+		if KindOf(err) == Unavailable {
+			return "temporarily unavailable"
+		}
+		return "internal error"
+	}
+	return err.Error()
+}
+
+// RetryAfterOf returns the first RetryAfter set in err's chain, or 0.
+func RetryAfterOf(err error) time.Duration {
+	for err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return 0
+		}
+		if e.RetryAfter > 0 {
+			return e.RetryAfter
+		}
+		err = e.Cause
+	}
+	return 0
+}

@@ -1,0 +1,63 @@
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestKindsThroughWrapping(t *testing.T) {
+	sentinel := New(Invalid, "text is empty")
+	wrapped := fmt.Errorf("speak: %w", sentinel)
+	if !errors.Is(wrapped, Invalid) || !errors.Is(wrapped, sentinel) {
+		t.Fatalf("errors.Is lost the kind or the sentinel: %v", wrapped)
+	}
+	if KindOf(wrapped) != Invalid {
+		t.Errorf("KindOf = %q, want invalid", KindOf(wrapped))
+	}
+	if got := Message(wrapped); got != "speak: text is empty" {
+		t.Errorf("Message = %q: a refused request hears the whole message", got)
+	}
+	if KindOf(errors.New("plain")) != Internal || KindOf(nil) != Internal {
+		t.Error("an error without a kind is internal")
+	}
+	if KindOf(fmt.Errorf("x: %w", NotFound)) != NotFound {
+		t.Error("a bare Kind in the chain counts")
+	}
+}
+
+func TestServerFailuresHideTheirCause(t *testing.T) {
+	cause := &os.PathError{Op: "dial", Path: "/run/storybox/hatd.sock", Err: errors.New("connection refused")}
+	err := fmt.Errorf("battery: %w", Wrap(Unavailable, cause, "battery board service unavailable"))
+	if got := Message(err); got != "battery board service unavailable" {
+		t.Errorf("Message = %q, want the cause hidden", got)
+	}
+	if !errors.Is(err, Unavailable) || !errors.As(err, new(*os.PathError)) {
+		t.Error("the cause and kind stay reachable for the log")
+	}
+	if got := Message(errors.New("open /perm/x: permission denied")); got != "internal error" {
+		t.Errorf("Message of a kindless error = %q", got)
+	}
+	if got := Message(Unavailable); got != "temporarily unavailable" {
+		t.Errorf("Message of a bare Unavailable = %q", got)
+	}
+	if Wrap(Internal, nil, "x") != nil {
+		t.Error("Wrap(nil) must be nil")
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	err := fmt.Errorf("login: %w", Retry(Busy, 5*time.Minute, "too many login attempts; try again later"))
+	if RetryAfterOf(err) != 5*time.Minute || KindOf(err) != Busy {
+		t.Errorf("RetryAfterOf = %v kind %q", RetryAfterOf(err), KindOf(err))
+	}
+	outer := &Error{Kind: Busy, Msg: "queue full", Cause: Retry(Busy, time.Second, "inner")}
+	if RetryAfterOf(outer) != time.Second {
+		t.Errorf("RetryAfterOf looks through causes: %v", RetryAfterOf(outer))
+	}
+	if RetryAfterOf(New(Invalid, "x")) != 0 || RetryAfterOf(errors.New("x")) != 0 {
+		t.Error("no retry hint without one")
+	}
+}
