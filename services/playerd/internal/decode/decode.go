@@ -89,9 +89,7 @@ func openFile(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	case "opus":
 		return openOpus(src)
 	case "mp3":
-		// go-mp3 reads every frame header at open to build its seek table,
-		// one small read per frame: buffering cuts the system calls.
-		return mp3.Decode(newBufferedFile(src))
+		return openMP3(src)
 	}
 	return nil, beep.Format{}, ErrUnsupported
 }
@@ -118,14 +116,31 @@ func sniff(h []byte) string {
 	return ""
 }
 
+// go-mp3 (v0.3.4) skips a leading ID3v2 tag by allocating its declared
+// size, up to 535 MB as it does not mask the size bytes (source.go:71),
+// before reading it. The boundary skips the tag itself and hands the
+// decoder the audio after it.
+func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
+	tag, err := skipID3v2(src)
+	if err != nil {
+		return nil, beep.Format{}, fmt.Errorf("mp3: %w", err)
+	}
+	if tag >= src.size {
+		return nil, beep.Format{}, fmt.Errorf("mp3: %w: ID3v2 tag of %d bytes in a file of %d", ErrCorrupt, tag, src.size)
+	}
+	// go-mp3 reads every frame header at open to build its seek table,
+	// one small read per frame: buffering cuts the system calls.
+	return mp3.Decode(newBufferedFile(newSpliced(nil, src, tag, src.size-tag)))
+}
+
 // bufferedFile gives a decoder buffered reads while keeping Seek and Close.
 type bufferedFile struct {
-	f   *source
+	f   io.ReadSeekCloser
 	r   *bufio.Reader
 	pos int64 // position of the next byte Read returns
 }
 
-func newBufferedFile(f *source) *bufferedFile {
+func newBufferedFile(f io.ReadSeekCloser) *bufferedFile {
 	return &bufferedFile{f: f, r: bufio.NewReaderSize(f, 64<<10)}
 }
 

@@ -96,12 +96,19 @@ func openBudget(size int64) (int64, time.Duration) {
 // the budget of the call in progress; once it is spent, reads fail, and
 // spent stays set even if a decoder swallows that error.
 type source struct {
-	f        *os.File
+	f        file
 	size     int64
 	left     int64
 	deadline time.Time
 	spent    bool
 	closed   bool
+}
+
+// file is an open media file; tests and fuzzing use bytes in memory.
+type file interface {
+	io.ReadSeeker
+	io.ReaderAt
+	io.Closer
 }
 
 func openSource(path string) (*source, error) {

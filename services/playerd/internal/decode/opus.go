@@ -15,9 +15,9 @@ import (
 // Opus always decodes at 48 kHz (RFC 7845 §4); granule positions count 48 kHz
 // samples including the encoder's pre-skip, which must be dropped.
 const (
-	opusRate       = 48000
-	opusMaxFrame   = 5760 // 120 ms, the longest Opus packet
-	opusPreRoll    = 3840 // 80 ms of decoding before a seek target (RFC 7845 §4.6)
+	opusRate     = 48000
+	opusMaxFrame = 5760 // 120 ms, the longest Opus packet
+	opusPreRoll  = 3840 // 80 ms of decoding before a seek target (RFC 7845 §4.6)
 )
 
 type opusStream struct {

@@ -45,9 +45,17 @@ func ReadTags(path string) (Tags, error) {
 		return Tags{}, fmt.Errorf("tags: %w", err)
 	}
 	defer src.Close()
+	t, err := readTagsFrom(src)
+	if err != nil {
+		return Tags{}, fmt.Errorf("tags %s: %w", filepath.Base(path), err)
+	}
+	return t, nil
+}
+
+func readTagsFrom(src *source) (Tags, error) {
 	src.budget(tagBytes, tagTime)
 	var t Tags
-	err = contain("tags", func() error {
+	err := contain("tags", func() error {
 		m, err := readTags(src)
 		if err != nil {
 			return err
@@ -62,7 +70,7 @@ func ReadTags(path string) (Tags, error) {
 		err = ErrBudget
 	}
 	if err != nil {
-		return Tags{}, fmt.Errorf("tags %s: %w", filepath.Base(path), err)
+		return Tags{}, err
 	}
 	return t, nil
 }
@@ -93,7 +101,14 @@ func readTags(src *source) (tag.Metadata, error) {
 		check = checkOggTags
 		read = func(r io.ReadSeeker) (tag.Metadata, error) { return tag.ReadOGGTags(r) }
 	case sniff(head) == "mp3":
-		read = tag.ReadID3v1Tags // fixed 128 bytes at the end
+		// A fixed 128 bytes at the end, if there are any.
+		read = func(r io.ReadSeeker) (tag.Metadata, error) {
+			m, err := tag.ReadID3v1Tags(r)
+			if err != nil {
+				return nil, ErrNoTags
+			}
+			return m, nil
+		}
 	default:
 		return nil, ErrNoTags
 	}
