@@ -82,6 +82,24 @@ bench-speech: speech
 
 integration: test-speech
 
+# ---------------------------------------------------------------------- fuzz
+# Media files are untrusted: each decoder (wav, mp3, flac, ogg vorbis, ogg
+# opus) and the tag reader is fuzzed behind the boundary in internal/decode
+# for FUZZTIME, from real seed files (testdata/seed). Address space is
+# limited so that an allocation a Pi could not take fails here too instead
+# of succeeding lazily on a large machine. A failing input is written to
+# testdata/fuzz/<target>/; commit it as a regression case.
+FUZZTIME    ?= 15s
+FUZZ_TARGETS := FuzzWAV FuzzMP3 FuzzFLAC FuzzVorbis FuzzOpus FuzzTags
+.PHONY: fuzz
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		( ulimit -v 4000000; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./services/playerd/internal/decode/ ) || exit 1; \
+	done
+
+integration: fuzz
+
 # ----------------------------------------------------------------- alsa / VM
 # The ALSA sink played into snd-aloop inside a VM: Debian's arm64 kernel
 # (downloaded once into build/alsa-vm with a private apt configuration) boots

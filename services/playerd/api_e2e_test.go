@@ -24,6 +24,12 @@ import (
 // startBox runs playerd's run() on a free port; stop ends it and waits.
 func startBox(t *testing.T, media, data string) (base string, stop func()) {
 	t.Helper()
+	return startBoxLogging(t, media, data, nil)
+}
+
+// startBoxLogging is startBox with playerd's log also written to w.
+func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string, stop func()) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +40,25 @@ func startBox(t *testing.T, media, data string) (base string, stop func()) {
 		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(&testLog{t: t, prefix: "playerd: "}, nil))) }()
+	var logw io.Writer = &testLog{t: t, prefix: "playerd: "}
+	if w != nil {
+		logw = io.MultiWriter(logw, w)
+	}
+	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(logw, nil))) }()
 	base = "http://" + addr
+	// The API answers while the library scan runs; the tests want the
+	// library complete.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if resp, err := http.Get(base + "/api/health"); err == nil {
+		var info struct {
+			Library struct{ Scanned bool } `json:"library"`
+		}
+		if resp, err := http.Get(base + "/api/info"); err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&info)
 			resp.Body.Close()
-			break
+			if err == nil && info.Library.Scanned {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("playerd did not come up")

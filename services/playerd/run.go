@@ -61,12 +61,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("home screen", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
-	start := time.Now()
-	stats, err := a.lib.Scan()
-	if err != nil {
-		log.Error("library scan", "error", err) // the API still answers; a rescan may succeed later
-	} else {
-		log.Info("library scanned", "folders", stats.Folders, "tracks", stats.Tracks, "read", stats.Read, "skipped", stats.Skipped, "took", time.Since(start).Round(time.Millisecond))
+	// The view from the scan cache takes a directory walk and reads no media
+	// file, so the player can resume at once; the full scan runs while the
+	// API serves (scanLibrary), and nothing in a media file can keep the box
+	// from coming up.
+	if _, err := a.lib.ScanCached(); err != nil {
+		log.Error("library", "error", err)
 	}
 	restored, err := state.Load(cfg.Data)
 	if err != nil {
@@ -120,7 +120,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	wg.Add(5)
+	wg.Add(6)
+	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.display.Run(ctx) }()
@@ -162,6 +163,24 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return runErr
 }
 
+// scanLibrary is the full scan at start. A bad file is one log line here
+// and a problem in /api/info, never a reason to stop.
+func (a *app) scanLibrary(ctx context.Context) {
+	start := time.Now()
+	stats, err := a.lib.ScanContext(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.Error("library scan", "error", err) // the API still answers; a rescan may succeed later
+		}
+		return
+	}
+	for _, p := range a.lib.Report().Problems {
+		a.log.Warn("media file", "path", p.Path, "error", p.Error)
+	}
+	a.log.Info("library scanned", "folders", stats.Folders, "tracks", stats.Tracks, "read", stats.Read,
+		"skipped", stats.Skipped, "problems", stats.Problems, "took", time.Since(start).Round(time.Millisecond))
+}
+
 func (a *app) handler() http.Handler {
 	return api.NewHandler(api.Deps{
 		Version: a.cfg.Version,
@@ -200,6 +219,6 @@ func (a *app) info() map[string]any {
 		"announcement_volume": s.Audio.AnnouncementVolume,
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
-		"library":             map[string]any{"scanned": a.lib.Scanned(), "folders": len(a.lib.Folders())},
+		"library":             a.lib.Report(),
 	}
 }

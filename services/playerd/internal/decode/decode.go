@@ -8,15 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/gopxl/beep/v2"
-	"github.com/gopxl/beep/v2/flac"
 	"github.com/gopxl/beep/v2/mp3"
-	"github.com/gopxl/beep/v2/vorbis"
-	"github.com/gopxl/beep/v2/wav"
 )
 
 // ErrUnsupported reports a file whose format no decoder handles.
@@ -31,47 +27,69 @@ var Extensions = map[string]bool{
 func IsAudio(name string) bool { return Extensions[strings.ToLower(filepath.Ext(name))] }
 
 // Open decodes path. The format is sniffed from the content, not trusted from
-// the extension, so a mislabelled file still plays or fails cleanly.
+// the extension, so a mislabelled file still plays or fails cleanly. The
+// decoder runs behind the boundary in guard.go: a damaged or hostile file
+// gives an error (ErrCorrupt, ErrBudget, ErrUnsupported), here or later from
+// the stream's Err or Seek, never a panic.
 func Open(path string) (beep.StreamSeekCloser, beep.Format, error) {
-	f, err := os.Open(path)
+	src, err := openSource(path)
 	if err != nil {
 		return nil, beep.Format{}, fmt.Errorf("decode: %w", err)
 	}
-	s, format, err := openFile(f)
+	g, format, err := open(src)
 	if err != nil {
-		f.Close() // decoders close it on most errors; a second Close is harmless
+		src.Close()
 		return nil, beep.Format{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
-	if format.SampleRate <= 0 || format.NumChannels <= 0 {
-		s.Close()
-		return nil, beep.Format{}, fmt.Errorf("decode %s: invalid format %+v", filepath.Base(path), format)
-	}
-	return s, format, nil
+	return g, format, nil
 }
 
-func openFile(f *os.File) (beep.StreamSeekCloser, beep.Format, error) {
-	var head [64]byte
-	n, err := io.ReadFull(f, head[:])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+func open(src *source) (*guarded, beep.Format, error) {
+	src.budget(openBudget(src.size))
+	var s beep.StreamSeekCloser
+	var format beep.Format
+	err := contain("open", func() (err error) {
+		s, format, err = openFile(src)
+		return err
+	})
+	if err == nil && src.spent {
+		err = fmt.Errorf("open: %w", ErrBudget)
+	}
+	if err != nil {
+		if s != nil {
+			_ = contain("close", s.Close)
+		}
 		return nil, beep.Format{}, err
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	g := &guarded{s: s, src: src}
+	if format.SampleRate < 1000 || format.SampleRate > 768000 || format.NumChannels < 1 {
+		g.Close()
+		return nil, beep.Format{}, fmt.Errorf("%w: format %+v", ErrCorrupt, format)
+	}
+	if g.length, err = streamLength(s, format); err != nil {
+		g.Close()
+		return nil, beep.Format{}, err
+	}
+	return g, format, nil
+}
+
+func openFile(src *source) (beep.StreamSeekCloser, beep.Format, error) {
+	var head [64]byte
+	n, err := src.ReadAt(head[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, beep.Format{}, err
 	}
 	switch kind := sniff(head[:n]); kind {
 	case "flac":
-		// mewkiz/flac seeks only on an io.ReadSeeker: hand it the file itself.
-		return flac.Decode(f)
+		return openFLAC(src)
 	case "wav":
-		return wav.Decode(f)
+		return openWAV(src)
 	case "vorbis":
-		return vorbis.Decode(f)
+		return openVorbis(src)
 	case "opus":
-		return decodeOpus(f)
+		return openOpus(src)
 	case "mp3":
-		// go-mp3 reads every frame header at open to build its seek table,
-		// one small read per frame: buffering cuts the system calls.
-		return mp3.Decode(newBufferedFile(f))
+		return openMP3(src)
 	}
 	return nil, beep.Format{}, ErrUnsupported
 }
@@ -98,14 +116,31 @@ func sniff(h []byte) string {
 	return ""
 }
 
+// go-mp3 (v0.3.4) skips a leading ID3v2 tag by allocating its declared
+// size, up to 535 MB as it does not mask the size bytes (source.go:71),
+// before reading it. The boundary skips the tag itself and hands the
+// decoder the audio after it.
+func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
+	tag, err := skipID3v2(src)
+	if err != nil {
+		return nil, beep.Format{}, fmt.Errorf("mp3: %w", err)
+	}
+	if tag >= src.size {
+		return nil, beep.Format{}, fmt.Errorf("mp3: %w: ID3v2 tag of %d bytes in a file of %d", ErrCorrupt, tag, src.size)
+	}
+	// go-mp3 reads every frame header at open to build its seek table,
+	// one small read per frame: buffering cuts the system calls.
+	return mp3.Decode(newBufferedFile(newSpliced(nil, src, tag, src.size-tag)))
+}
+
 // bufferedFile gives a decoder buffered reads while keeping Seek and Close.
 type bufferedFile struct {
-	f   *os.File
+	f   io.ReadSeekCloser
 	r   *bufio.Reader
 	pos int64 // position of the next byte Read returns
 }
 
-func newBufferedFile(f *os.File) *bufferedFile {
+func newBufferedFile(f io.ReadSeekCloser) *bufferedFile {
 	return &bufferedFile{f: f, r: bufio.NewReaderSize(f, 64<<10)}
 }
 

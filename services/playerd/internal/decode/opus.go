@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/gopxl/beep/v2"
 	"github.com/pion/opus"
@@ -16,16 +15,13 @@ import (
 // Opus always decodes at 48 kHz (RFC 7845 §4); granule positions count 48 kHz
 // samples including the encoder's pre-skip, which must be dropped.
 const (
-	opusRate       = 48000
-	opusMaxFrame   = 5760 // 120 ms, the longest Opus packet
-	opusPreRoll    = 3840 // 80 ms of decoding before a seek target (RFC 7845 §4.6)
-	oggHeaderBytes = 27
+	opusRate     = 48000
+	opusMaxFrame = 5760 // 120 ms, the longest Opus packet
+	opusPreRoll  = 3840 // 80 ms of decoding before a seek target (RFC 7845 §4.6)
 )
 
-var errOgg = errors.New("malformed ogg stream")
-
 type opusStream struct {
-	f        *os.File
+	f        *source
 	r        *bufio.Reader
 	dec      opus.Decoder
 	channels int
@@ -33,7 +29,7 @@ type opusStream struct {
 	length   int // samples after pre-skip
 	dataOff  int64
 
-	pending []byte    // packet continued on the next page
+	pk      packets   // packet continued on the next page
 	packets [][]byte  // complete packets not yet decoded
 	pcm     []float32 // decoded, interleaved, not yet streamed
 	pcmOff  int
@@ -42,7 +38,7 @@ type opusStream struct {
 	err     error
 }
 
-func decodeOpus(f *os.File) (beep.StreamSeekCloser, beep.Format, error) {
+func openOpus(f *source) (beep.StreamSeekCloser, beep.Format, error) {
 	s := &opusStream{f: f, r: bufio.NewReaderSize(f, 32<<10)}
 	if err := s.readHeaders(); err != nil {
 		f.Close()
@@ -76,7 +72,11 @@ func (s *opusStream) readHeaders() error {
 			return err
 		}
 		off += size
-		for _, p := range s.assemble(hdr, body) {
+		ps, err := s.pk.add(hdr, body)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
 			switch got {
 			case 0:
 				if len(p) < 19 || !bytes.HasPrefix(p, []byte("OpusHead")) {
@@ -95,73 +95,17 @@ func (s *opusStream) readHeaders() error {
 			got++
 		}
 	}
-	if len(s.pending) > 0 {
+	if len(s.pk.pending) > 0 {
 		return fmt.Errorf("%w: audio shares a page with the headers", errOgg)
 	}
 	s.dataOff = off
 	return nil
 }
 
-type pageHeader struct {
-	continued bool
-	granule   int64
-	segments  []byte
-}
-
-// readPage reads one Ogg page and reports its total size in bytes.
-func readPage(r io.Reader) (pageHeader, []byte, int64, error) {
-	var h [oggHeaderBytes]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("%w: truncated page", errOgg)
-		}
-		return pageHeader{}, nil, 0, err
-	}
-	if string(h[:4]) != "OggS" || h[4] != 0 {
-		return pageHeader{}, nil, 0, fmt.Errorf("%w: bad page header", errOgg)
-	}
-	segs := make([]byte, h[26])
-	if _, err := io.ReadFull(r, segs); err != nil {
-		return pageHeader{}, nil, 0, fmt.Errorf("%w: truncated page", errOgg)
-	}
-	n := 0
-	for _, l := range segs {
-		n += int(l)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return pageHeader{}, nil, 0, fmt.Errorf("%w: truncated page", errOgg)
-	}
-	ph := pageHeader{continued: h[5]&1 != 0, granule: int64(binary.LittleEndian.Uint64(h[6:14])), segments: segs}
-	return ph, body, int64(oggHeaderBytes + len(segs) + n), nil
-}
-
-// assemble splits a page body into packets, joining packets that span pages.
-func (s *opusStream) assemble(h pageHeader, body []byte) [][]byte {
-	var out [][]byte
-	if !h.continued {
-		s.pending = nil
-	}
-	off := 0
-	for _, l := range h.segments {
-		s.pending = append(s.pending, body[off:off+int(l)]...)
-		off += int(l)
-		if l < 255 {
-			out = append(out, s.pending)
-			s.pending = nil
-		}
-	}
-	return out
-}
-
 // lastGranule reads the granule position of the last page from the file's
 // tail, which is the stream's length including pre-skip.
-func lastGranule(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	size := st.Size()
+func lastGranule(f *source) (int64, error) {
+	size := f.size
 	tail := min(size, 64<<10)
 	buf := make([]byte, tail)
 	if _, err := f.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
@@ -223,7 +167,10 @@ func (s *opusStream) decodeNext() bool {
 			}
 			return false
 		}
-		s.packets = s.assemble(h, body)
+		if s.packets, err = s.pk.add(h, body); err != nil {
+			s.err = fmt.Errorf("opus: %w", err)
+			return false
+		}
 	}
 	p := s.packets[0]
 	s.packets = s.packets[1:]
@@ -285,7 +232,7 @@ func (s *opusStream) Seek(p int) error {
 	if err := s.dec.Init(opusRate, s.channels); err != nil {
 		return fmt.Errorf("opus: %w", err)
 	}
-	s.pending, s.packets, s.pcm, s.pcmOff = nil, nil, s.pcm[:0], 0
+	s.pk.pending, s.packets, s.pcm, s.pcmOff = nil, nil, s.pcm[:0], 0
 	s.discard = int(target - startGranule)
 	s.pos = p
 	s.err = nil

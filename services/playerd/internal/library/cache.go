@@ -13,9 +13,16 @@ type fileInfo struct {
 	Album    string  `json:"album,omitempty"`
 	Duration float64 `json:"duration"`
 	Picture  bool    `json:"picture,omitempty"`
+	// Error: the file cannot be played and is left out; TagError: it plays
+	// but its tags could not be read. Both are kept so an unchanged bad file
+	// is not read again at every scan.
+	Error    string `json:"error,omitempty"`
+	TagError string `json:"tag_error,omitempty"`
 }
 
-const cacheVersion = 1
+// cacheVersion 2: version 1 listed files whose decoder failed, without the
+// error.
+const cacheVersion = 2
 
 // cache remembers fileInfo by relative path, so a restart or rescan of an
 // unchanged library reads no audio file.

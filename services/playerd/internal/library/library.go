@@ -3,6 +3,7 @@
 package library
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -28,7 +29,25 @@ type Library struct {
 	byID     map[string]int
 	topLevel []string
 	scanned  bool
+	stats    Stats
+	problems []Problem
 	scanMu   sync.Mutex // one scan at a time
+}
+
+// Problem is a file the last scan could not use: left out when it cannot
+// be played, listed without tags when only those are unreadable.
+type Problem struct {
+	Path  string `json:"path"` // below the media root
+	Error string `json:"error"`
+}
+
+// Report is the state of the library for /api/info.
+type Report struct {
+	Scanned  bool      `json:"scanned"` // false until the first full scan is done
+	Folders  int       `json:"folders"`
+	Tracks   int       `json:"tracks"`
+	Skipped  int       `json:"skipped"`
+	Problems []Problem `json:"problems"` // at most 100
 }
 
 // New prepares a library of root; cachePath (may be empty) keeps tag and
@@ -100,25 +119,49 @@ func topLevel(root string) []string {
 // Root is the media directory.
 func (l *Library) Root() string { return l.root }
 
+// Report returns the outcome of the last scan.
+func (l *Library) Report() Report {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	p := l.problems
+	if p == nil {
+		p = []Problem{}
+	}
+	return Report{Scanned: l.scanned, Folders: l.stats.Folders, Tracks: l.stats.Tracks, Skipped: l.stats.Skipped, Problems: p}
+}
+
 // Scan reads the media directory again. Files whose size and modification
 // time did not change are not read again.
-func (l *Library) Scan() (Stats, error) {
+func (l *Library) Scan() (Stats, error) { return l.ScanContext(context.Background()) }
+
+// ScanContext is Scan, ended early when ctx is; the view then stays as it
+// was.
+func (l *Library) ScanContext(ctx context.Context) (Stats, error) { return l.scan(ctx, false) }
+
+// ScanCached builds the view from the scan cache alone, reading no media
+// file, in the time a directory walk takes: the box can serve and resume
+// at once while the full scan runs. Scanned stays false.
+func (l *Library) ScanCached() (Stats, error) { return l.scan(context.Background(), true) }
+
+func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.scanMu.Lock()
 	defer l.scanMu.Unlock()
 	c := loadCache(l.cachePath)
-	folders, stats, err := scan(l.root, c)
+	s, err := scan(ctx, l.root, c, cachedOnly)
 	if err != nil {
-		return stats, fmt.Errorf("library: %w", err)
+		return Stats{}, fmt.Errorf("library: %w", err)
 	}
+	folders, stats := s.folders, s.stats
 	byID := make(map[string]int, len(folders))
 	for i, f := range folders {
 		byID[f.ID] = i
 	}
 	top := topLevel(l.root)
 	l.mu.Lock()
-	l.folders, l.byID, l.topLevel, l.scanned = folders, byID, top, true
+	l.folders, l.byID, l.topLevel, l.stats, l.problems = folders, byID, top, stats, s.problems
+	l.scanned = l.scanned || !cachedOnly
 	l.mu.Unlock()
-	if l.cachePath != "" && (stats.Read > 0 || stats.Gone > 0) {
+	if !cachedOnly && l.cachePath != "" && (stats.Read > 0 || stats.Gone > 0) {
 		if err := c.save(l.cachePath); err != nil {
 			return stats, fmt.Errorf("library: %w", err)
 		}
@@ -131,6 +174,9 @@ type Stats struct {
 	Folders int `json:"folders"`
 	Tracks  int `json:"tracks"`
 	Read    int `json:"read"`    // files whose tags were read (not cached)
-	Skipped int `json:"skipped"` // unreadable files and refused links
-	Gone    int `json:"-"`       // cache entries of files that disappeared
+	Skipped int `json:"skipped"` // unplayable files and refused links
+	// Problems counts files that cannot be played or whose tags cannot be
+	// read (Report lists them).
+	Problems int `json:"problems"`
+	Gone     int `json:"-"` // cache entries of files that disappeared
 }

@@ -182,3 +182,35 @@ func must2(_ Stats, err error) {
 		panic(err)
 	}
 }
+
+// A file no decoder can play is left out and reported with its error; the
+// cached view at start lists what the last scan found, reading nothing,
+// and still reports the problem.
+func TestUnplayableFilesAreReportedAndCached(t *testing.T) {
+	root, cachePath := t.TempDir(), filepath.Join(t.TempDir(), "cache.json")
+	must(t, testmedia.WriteTone(filepath.Join(root, "A", "gut.wav"), 0.1, 44100, 440))
+	must(t, os.WriteFile(filepath.Join(root, "A", "kaputt.wav"), []byte("RIFF\x2b\x00\x00\x00WAVEfmt \x00\x00\x00\x00"), 0o644))
+	l := New(root, cachePath)
+	st, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report()
+	if st.Tracks != 1 || st.Problems != 1 || !r.Scanned || len(r.Problems) != 1 || r.Problems[0].Path != "A/kaputt.wav" || r.Problems[0].Error == "" {
+		t.Fatalf("stats %+v, report %+v", st, r)
+	}
+
+	must(t, testmedia.WriteTone(filepath.Join(root, "A", "neu.wav"), 0.1, 44100, 440))
+	quick := New(root, cachePath)
+	st, err = quick.ScanCached()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = quick.Report()
+	if st.Read != 0 || st.Tracks != 1 || r.Scanned || len(r.Problems) != 1 {
+		t.Errorf("cached view: stats %+v, report %+v; want the one known track, nothing read, not scanned", st, r)
+	}
+	if st, _ = quick.Scan(); st.Tracks != 2 || st.Read != 1 || !quick.Report().Scanned {
+		t.Errorf("full scan after the cached view: %+v", st)
+	}
+}

@@ -1,12 +1,13 @@
 package library
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/dhowden/tag"
 	"github.com/storybox/storybox/services/playerd/internal/decode"
 )
 
@@ -15,27 +16,34 @@ var coverNames = []string{"cover.jpg", "cover.jpeg", "cover.png", "folder.jpg", 
 func hidden(name string) bool { return strings.HasPrefix(name, ".") }
 
 type scanner struct {
+	ctx      context.Context
 	rootReal string
 	cache    *cache
 	seen     map[string]bool // cache keys met in this scan
 	visited  map[string]bool // real directories, against symlink loops
 	folders  []Folder
+	problems []Problem
 	stats    Stats
+	// cachedOnly lists only files the cache knows, reading none: the quick
+	// view at start.
+	cachedOnly bool
 }
 
-func scan(root string, c *cache) ([]Folder, Stats, error) {
+func scan(ctx context.Context, root string, c *cache, cachedOnly bool) (*scanner, error) {
 	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
 	if rootReal, err = filepath.Abs(rootReal); err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
-	s := &scanner{rootReal: rootReal, cache: c, seen: map[string]bool{}, visited: map[string]bool{}}
+	s := &scanner{ctx: ctx, rootReal: rootReal, cache: c, seen: map[string]bool{}, visited: map[string]bool{}, cachedOnly: cachedOnly}
 	if err := s.dir(rootReal, ""); err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
-	s.stats.Gone = c.prune(s.seen)
+	if !cachedOnly {
+		s.stats.Gone = c.prune(s.seen)
+	}
 	slices.SortFunc(s.folders, func(a, b Folder) int {
 		if naturalLess(a.Relative, b.Relative) {
 			return -1
@@ -43,7 +51,7 @@ func scan(root string, c *cache) ([]Folder, Stats, error) {
 		return 1
 	})
 	s.stats.Folders = len(s.folders)
-	return s.folders, s.stats, nil
+	return s, nil
 }
 
 // within reports whether real (a resolved path) lies inside the media root.
@@ -54,6 +62,9 @@ func (s *scanner) within(real string) bool {
 func (s *scanner) dir(real, rel string) error {
 	if s.visited[real] {
 		return nil
+	}
+	if err := s.ctx.Err(); err != nil {
+		return err
 	}
 	s.visited[real] = true
 	entries, err := os.ReadDir(real)
@@ -102,11 +113,10 @@ func (s *scanner) dir(real, rel string) error {
 	if len(audio) == 0 {
 		return nil
 	}
-	s.folder(real, rel, audio, cover)
-	return nil
+	return s.folder(real, rel, audio, cover)
 }
 
-func (s *scanner) folder(real, rel string, names []string, cover string) {
+func (s *scanner) folder(real, rel string, names []string, cover string) error {
 	slices.SortFunc(names, func(a, b string) int {
 		if naturalLess(a, b) {
 			return -1
@@ -119,11 +129,16 @@ func (s *scanner) folder(real, rel string, names []string, cover string) {
 	}
 	f := Folder{ID: ID(rel), Name: name, Relative: filepath.ToSlash(rel), coverFile: cover}
 	for _, n := range names {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
 		path := filepath.Join(real, n)
 		trackRel := filepath.ToSlash(filepath.Join(rel, n))
 		info, ok := s.probe(path, trackRel)
 		if !ok {
-			s.stats.Skipped++
+			if !s.cachedOnly {
+				s.stats.Skipped++
+			}
 			continue
 		}
 		title := info.Title
@@ -140,7 +155,7 @@ func (s *scanner) folder(real, rel string, names []string, cover string) {
 		}
 	}
 	if len(f.Tracks) == 0 {
-		return
+		return nil
 	}
 	if f.coverFile != "" || f.coverTrack != "" {
 		c := "/api/cover/" + f.ID
@@ -148,34 +163,68 @@ func (s *scanner) folder(real, rel string, names []string, cover string) {
 	}
 	s.stats.Tracks += len(f.Tracks)
 	s.folders = append(s.folders, f)
+	return nil
 }
 
 // probe returns a file's tags and duration, from the cache when the file is
-// unchanged.
+// unchanged; ok is false for a file that cannot be played. Problems are
+// recorded either way.
 func (s *scanner) probe(path, rel string) (fileInfo, bool) {
 	st, err := os.Stat(path)
 	if err != nil {
+		s.problem(rel, err.Error())
 		return fileInfo{}, false
 	}
 	s.seen[rel] = true
-	if info, ok := s.cache.get(rel, st.Size(), st.ModTime().UnixNano()); ok {
-		return info, true
-	}
-	info := fileInfo{Size: st.Size(), ModTime: st.ModTime().UnixNano()}
-	if f, err := os.Open(path); err == nil {
-		if m, err := tag.ReadFrom(f); err == nil {
-			info.Title = strings.TrimSpace(m.Title())
-			info.Artist = strings.TrimSpace(m.Artist())
-			info.Album = strings.TrimSpace(m.Album())
-			info.Picture = m.Picture() != nil
+	info, ok := s.cache.get(rel, st.Size(), st.ModTime().UnixNano())
+	if !ok {
+		if s.cachedOnly {
+			return fileInfo{}, false
 		}
-		f.Close()
+		info = read(path, st)
+		s.stats.Read++
+		s.cache.put(rel, info)
 	}
-	if d, format, err := decode.Open(path); err == nil {
-		info.Duration = float64(d.Len()) / float64(format.SampleRate)
-		d.Close()
+	if info.Error != "" {
+		s.problem(rel, info.Error)
+		return info, false
 	}
-	s.stats.Read++
-	s.cache.put(rel, info)
+	if info.TagError != "" {
+		s.problem(rel, info.TagError)
+	}
 	return info, true
+}
+
+// read opens a file through the decoder boundary, which turns whatever a
+// damaged or hostile file does to a decoder into an error for that file.
+func read(path string, st os.FileInfo) fileInfo {
+	info := fileInfo{Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+	d, format, err := decode.Open(path)
+	if err != nil {
+		info.Error = err.Error()
+		return info
+	}
+	info.Duration = float64(d.Len()) / float64(format.SampleRate)
+	d.Close()
+	t, err := decode.ReadTags(path)
+	switch {
+	case errors.Is(err, decode.ErrNoTags):
+	case err != nil:
+		info.TagError = err.Error()
+	default:
+		info.Title, info.Artist, info.Album = t.Title, t.Artist, t.Album
+		info.Picture = t.Picture != nil
+	}
+	return info
+}
+
+// maxProblems bounds the list a scan keeps: a broken disk should not turn
+// into a huge status document.
+const maxProblems = 100
+
+func (s *scanner) problem(rel, msg string) {
+	s.stats.Problems++
+	if len(s.problems) < maxProblems {
+		s.problems = append(s.problems, Problem{Path: rel, Error: msg})
+	}
 }

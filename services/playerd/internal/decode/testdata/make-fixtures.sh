@@ -11,3 +11,23 @@ lame --silent -b 128 --tt "Ton A" --ta "storybox" --tl "Fixtures" tone44k.wav to
 oggenc -Q -q 2 -t "Ton A" -a "storybox" -o tone.ogg tone44k.wav
 opusenc --quiet --bitrate 64 --title "Ton A" tone48k.wav tone.opus
 rm tone44k.wav
+
+# Fuzzing seeds (seed/): real files of every format, a few KB each, with
+# tags and an embedded cover where the format has them, so the fuzzers start
+# from inputs that reach deep into each decoder and tag reader.
+python3 - <<'PY'
+import struct, zlib
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+raw = b"\x00\xff\x80\x00" * 1
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+open("cover.png", "wb").write(png)
+PY
+sox -n -r 8000 -b 16 -c 2 seed/tone.wav synth 0.1 sine 440 sine 660 gain -6
+sox -n -r 8000 -b 24 -c 3 seed/tone-extensible.wav synth 0.05 sine 440 sine 660 sine 880 gain -6
+sox -n -r 8000 -b 16 -c 2 short.wav synth 0.3 sine 440 sine 660 gain -6
+lame --silent -b 16 -m m --resample 16 --tt "Ton A" --ta "storybox" --tl "Seeds" --ti cover.png short.wav seed/tone.mp3
+lame --silent -b 16 -m m --resample 16 -t --noreplaygain short.wav seed/tone-notag.mp3
+flac -s -f --no-padding -b 256 -T "TITLE=Ton A" -T "ARTIST=storybox" --picture=cover.png -o seed/tone.flac seed/tone.wav
+oggenc -Q -q -1 -t "Ton A" -a "storybox" -o seed/tone.ogg short.wav
+opusenc --quiet --bitrate 8 --title "Ton A" --picture cover.png short.wav seed/tone.opus
+rm short.wav cover.png
