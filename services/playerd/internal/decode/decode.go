@@ -13,10 +13,11 @@ import (
 
 	"github.com/gopxl/beep/v2"
 	"github.com/gopxl/beep/v2/mp3"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // ErrUnsupported reports a file whose format no decoder handles.
-var ErrUnsupported = errors.New("unsupported audio format")
+var ErrUnsupported = fault.New(fault.Unsupported, "unsupported audio format")
 
 // Extensions lists the file extensions the library treats as audio.
 var Extensions = map[string]bool{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopxl/beep/v2"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // Media files come from uploads, downloads and USB sticks: they are
@@ -21,10 +22,10 @@ import (
 var (
 	// ErrCorrupt reports a file whose content contradicts itself: a header
 	// that lies about sizes, or a decoder that failed on it.
-	ErrCorrupt = errors.New("damaged media file")
+	ErrCorrupt = fault.New(fault.Invalid, "damaged media file")
 	// ErrBudget reports a decoder that read far more than the file warrants
 	// or took too long; it is cut off.
-	ErrBudget = errors.New("decoder exceeded its budget")
+	ErrBudget = fault.New(fault.Invalid, "decoder exceeded its budget")
 )
 
 // PanicError is a decoder's panic, caught at the boundary. Site names where
