@@ -15,6 +15,7 @@ require (
 	github.com/prometheus/procfs v0.23.0
 	golang.org/x/image v0.25.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.23.0
 )
 
 require (
@@ -32,5 +33,4 @@ require (
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	golang.org/x/text v0.23.0 // indirect
 )
