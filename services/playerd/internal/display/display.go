@@ -36,8 +36,11 @@ type Options struct {
 	Screen Screen
 	// Touch delivers taps; nil: no touch input. Run closes it on return.
 	Touch TouchSource
-	Size  image.Point // headless frame size; default 800×480
-	Lang  string      // "de" (default) or "en": tab labels and the screen's own words
+	// Backlight is the screen's light; nil: none to control (Settings
+	// then only darken the frame).
+	Backlight Backlight
+	Size      image.Point // headless frame size; default 800×480
+	Lang      string      // "de" (default) or "en": tab labels and the screen's own words
 	// VolumeStep is the volume_delta of the − and + buttons; default 5.
 	VolumeStep float64
 	// HomeEvery is how often the home model is re-read; default 5 s.
@@ -61,6 +64,9 @@ type Display struct {
 	msgSeq     uint64
 	batteryLow bool
 	lastFolder string
+	idleOff    time.Duration // Settings.IdleOff
+	brightness int
+	lastActive time.Time // the last touch or message
 
 	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
 	r         *renderer
@@ -70,6 +76,7 @@ type Display struct {
 	home      home.Home
 	homeAt    time.Time
 	homeStale bool
+	lit       int // brightness the backlight was set to; -1: unknown
 }
 
 // New prepares a display; nothing is drawn before Run or Screenshot.
@@ -106,10 +113,13 @@ func New(o Options) (*Display, error) {
 		return nil, err
 	}
 	return &Display{
-		o:     o,
-		wake:  make(chan struct{}, 1),
-		r:     &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
-		frame: image.NewRGBA(image.Rectangle{Max: o.Size}),
+		o:          o,
+		wake:       make(chan struct{}, 1),
+		r:          &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
+		frame:      image.NewRGBA(image.Rectangle{Max: o.Size}),
+		brightness: 100,
+		lastActive: o.Now(),
+		lit:        -1,
 	}, nil
 }
 
@@ -188,6 +198,11 @@ func (d *Display) nextWake() time.Duration {
 		wait = min(wait, d.msg.ExpiresAt.Sub(now))
 	}
 	playing := d.screen == screenPlaying
+	if d.idleOff > 0 {
+		if left := d.lastActive.Add(d.idleOff).Sub(now); left > 0 {
+			wait = min(wait, left)
+		}
+	}
 	d.mu.Unlock()
 	if playing && d.o.Player.Status().State == player.Playing {
 		wait = min(wait, time.Second-time.Duration(now.Nanosecond())%time.Second)
@@ -204,6 +219,7 @@ func (d *Display) refresh(ctx context.Context) error {
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
 		return nil
 	}
+	d.light(&v)
 	d.targets = d.r.render(d.frame, &v)
 	d.shown = &v
 	if d.o.Screen != nil {
@@ -248,6 +264,7 @@ func (d *Display) build(st player.Status) view {
 	// Something else (the API, a card) started a folder: show it playing.
 	if folder != "" && folder != d.lastFolder && st.State == player.Playing {
 		d.screen = screenPlaying
+		d.lastActive = now
 	}
 	d.lastFolder = folder
 	if len(st.Queue) == 0 {
@@ -260,6 +277,8 @@ func (d *Display) build(st player.Status) view {
 	}
 	if d.msg != nil {
 		v.Msg = &msgView{Title: d.msg.Title, Text: d.msg.Message}
+	} else if d.idleOff > 0 && now.Sub(d.lastActive) >= d.idleOff {
+		return view{Size: v.Size, Dark: true}
 	}
 
 	if v.Screen == screenPlaying {
@@ -319,9 +338,18 @@ func label(ls map[string]string, lang, fallback string) string {
 // Tap acts on a tap at p as the child sees the screen: on the targets of
 // the frame last drawn. Player commands go through Player.Do.
 func (d *Display) Tap(ctx context.Context, p image.Point) error {
+	d.mu.Lock()
+	d.lastActive = d.o.Now()
+	d.mu.Unlock()
 	d.rmu.Lock()
+	dark := d.shown != nil && d.shown.Dark
 	act, ok := hit(d.targets, p)
 	d.rmu.Unlock()
+	if dark {
+		// The first touch only wakes the screen: nothing under the finger
+		// was visible.
+		return d.refresh(ctx)
+	}
 	if !ok {
 		return nil
 	}
@@ -381,6 +409,7 @@ func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
 	d.msg = nil
 	if dur > 0 {
 		d.msg = &m
+		d.lastActive = now
 	}
 	d.mu.Unlock()
 	d.poke()

@@ -24,6 +24,7 @@ const (
 // which is how the display knows it need not draw.
 type view struct {
 	Size       image.Point
+	Dark       bool // the screen is off (Settings.IdleOff): black, no targets
 	Screen     screenKind
 	BatteryLow bool
 	Home       homeView
@@ -80,6 +81,10 @@ type renderer struct {
 }
 
 func (r *renderer) render(dst *image.RGBA, v *view) []target {
+	if v.Dark {
+		fill(dst, dst.Bounds(), color.RGBA{A: 0xff})
+		return nil
+	}
 	fill(dst, dst.Bounds(), colBackground)
 	c := content(v.Size, v.BatteryLow)
 	var ts []target
