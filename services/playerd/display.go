@@ -20,7 +20,7 @@ func (a *app) newDisplay() (*display.Display, error) {
 		Player: a.player,
 		Home:   display.HomeFunc(func(context.Context) (home.Home, error) { return a.home(), nil }),
 		Covers: a.lib,
-		Lang:   a.settings.Language,
+		Lang:   a.settings.Get().Language,
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)
 		},
@@ -39,6 +39,9 @@ func (a *app) newDisplay() (*display.Display, error) {
 		} else {
 			o.Screen = fb
 			a.log.Info("framebuffer", "device", fbPath, "size", fb.Size())
+			if bl, err := display.OpenBacklight("/sys/class/backlight"); err == nil {
+				o.Backlight = bl
+			}
 		}
 	}
 	size := image.Pt(display.DefaultWidth, display.DefaultHeight)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
@@ -31,9 +32,12 @@ type Config struct {
 	SpeechProgram, SpeechData, SpeechRemote string
 	// The screen and its touch panel: see newDisplay.
 	FB, Console, Touch, TouchAxes string
-	// PowerOff switches the box off on a critical battery; nil means
-	// power.System(power.OnGokrazy()). Tests inject their own.
-	PowerOff power.Func
+	// PowerOff switches the box off on a critical battery or a parent's
+	// request, Reboot restarts it; nil means the system's on gokrazy and
+	// only a log line elsewhere. Tests inject their own.
+	PowerOff, Reboot power.Func
+	// Uploads bounds uploads to the library; zero: library.DefaultLimits.
+	Uploads library.Limits
 }
 
 func parseFlags(args []string) (Config, error) {

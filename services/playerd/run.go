@@ -20,29 +20,33 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 )
 
 // app is the running box: the parts run starts and the API reaches.
 type app struct {
 	cfg      Config
 	log      *slog.Logger
-	settings settings.Settings
+	settings *settings.Store
 	boxID    string
 	lib      *library.Library
 	player   *player.Player
 	saver    *state.Saver
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
-	homeCfg  *home.Config
+	homeCfg  atomic.Pointer[home.Config] // nil: derived from the library
 	metrics  *metrics.Reader
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
+	adm      adminState
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	start := time.Now()
 	opener, err := output.Parse(cfg.Output)
 	if err != nil {
 		return err
@@ -51,14 +55,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	a := &app{cfg: cfg, log: log}
-	if a.settings, err = settings.Load(cfg.Data); err != nil {
-		log.Warn("settings", "error", err)
-	}
+	a.loadConfig()
 	if a.boxID, err = settings.BoxID(cfg.Data); err != nil {
 		return err
-	}
-	if a.homeCfg, err = home.LoadConfig(cfg.Data); err != nil {
-		log.Warn("home screen", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
 	// The view from the scan cache takes a directory walk and reads no media
@@ -74,12 +73,13 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.saved.Store(&restored)
 	a.saver = state.NewSaver(cfg.Data, func(err error) { log.Error("state", "error", err) })
+	audio := a.settings.Get().Audio
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
-		MaxVolume:      a.settings.Audio.MaxVolume,
-		StartVolume:    a.settings.Audio.StartupVolume,
-		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
+		MaxVolume:      audio.MaxVolume,
+		StartVolume:    audio.StartupVolume,
+		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
 		Save: func(s state.Saved) {
 			a.saved.Store(&s)
@@ -102,6 +102,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	a.speech = a.newSpeech()
+	a.startAdmin()
 
 	srv := &http.Server{
 		Handler:           a.handler(),
@@ -114,6 +115,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	a.adm.ready = sysinfo.MarkReady("/proc", start)
 	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -141,11 +143,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	var runErr error
 	poweringOff := false
+	var powerReq power.Action
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	case <-a.battery.criticalC():
 		poweringOff = true
+		a.prepareShutdown()
+	case powerReq = <-a.adm.powerReq:
 		a.prepareShutdown()
 	}
 	cancel()
@@ -157,6 +162,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("playerd stopped")
 	if poweringOff {
 		if err := a.powerOff(); err != nil && runErr == nil {
+			runErr = err
+		}
+	} else if powerReq != "" {
+		if err := a.switchPower(powerReq); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -182,7 +191,7 @@ func (a *app) scanLibrary(ctx context.Context) {
 }
 
 func (a *app) handler() http.Handler {
-	return api.NewHandler(api.Deps{
+	d := api.Deps{
 		Version: a.cfg.Version,
 		Log:     a.log,
 		Player:  a.player,
@@ -193,20 +202,18 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
-	})
+	}
+	a.adminDeps(&d)
+	return api.NewHandler(d)
 }
 
 func (a *app) home() home.Home {
-	cfg := a.homeCfg
-	if cfg == nil {
-		cfg = home.Defaults(a.lib.TopLevel())
-	}
-	return home.Build(cfg, a.lib.Folders(), a.saved.Load().Resume, a.settings.Language)
+	return home.Build(a.navigation(), a.lib.Folders(), a.saved.Load().Resume, a.settings.Get().Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.
 func (a *app) info() map[string]any {
-	s := a.settings
+	s := a.settings.Get()
 	return map[string]any{
 		"version":             a.cfg.Version,
 		"box_id":              a.boxID,

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 // Player is what the API needs of the engine.
@@ -50,6 +51,13 @@ type Deps struct {
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
 	Display Display    // optional
+	// The admin area, by capability (admin_*.go); each optional.
+	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
+	Settings     SettingsAdmin
+	Navigation   NavigationAdmin
+	LibraryAdmin LibraryAdmin
+	System       SystemAdmin
+	Backup       BackupAdmin
 }
 
 type handler struct {
@@ -75,6 +83,9 @@ func NewHandler(d Deps) http.Handler {
 func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
+	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
+	patch := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPatch) }
+	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -92,7 +103,25 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/command", h.command)
 	post("/api/speak", h.speak)
 	post("/api/message", h.message)
+
+	// The admin area. JSON bodies are at most MaxBody; uploads have the
+	// library's limits.
+	get("/api/admin/settings", h.getSettings)
+	put("/api/admin/settings", h.putSettings)
+	get("/api/admin/navigation", h.getNavigation)
+	put("/api/admin/navigation", h.putNavigation)
+	get("/api/admin/resume", h.getResume)
 	post("/api/admin/library/rescan", h.rescan)
+	get("/api/admin/library/folders", h.listFolders)
+	post("/api/admin/library/folders", h.createFolder)
+	patch("/api/admin/library/folders/{id}", h.renameFolder)
+	del("/api/admin/library/folders/{id}", h.deleteFolder)
+	post("/api/admin/library/folders/{id}/files", h.uploadFiles)
+	put("/api/admin/library/folders/{id}/cover", h.setCover)
+	get("/api/admin/system", h.system)
+	post("/api/admin/system/power", h.power)
+	get("/api/admin/backup", h.backup)
+	post("/api/admin/restore", h.restore)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.
