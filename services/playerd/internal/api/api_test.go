@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -342,7 +343,7 @@ func TestSpeakRefusals(t *testing.T) {
 		{speech.ErrEmpty, 400, "text is empty", ""},
 		{fmt.Errorf("%w (8)", speech.ErrBusy), 429, "too many announcements waiting (8)", "5"},
 		{fmt.Errorf("%w: /usr/lib/storybox-speak is not an executable file", speech.ErrUnavailable), 503, "no voice available", ""},
-		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "internal error", ""},
+		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "speech failed", ""},
 	} {
 		s.err = tc.err
 		code, resp, hdr := b.call("POST", "/api/speak", `{"text":"Hallo"}`)
@@ -419,5 +420,23 @@ func TestHomeCarriesPlayableCommands(t *testing.T) {
 	code, st, _ := b.call("POST", "/api/command", string(cmd))
 	if code != 200 || st["state"] != "playing" {
 		t.Errorf("the home item's command %s: %d %v", cmd, code, st)
+	}
+}
+
+// Every failure of the box is named for the client, never by its cause.
+func TestFailuresAreNamed(t *testing.T) {
+	cause := errors.New("open /perm/media/x/cover.jpg: input/output error")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{cause, "library scan failed"},
+		{fault.Wrap(fault.Internal, cause, "cache unreadable"), "cache unreadable"},
+		{fmt.Errorf("x: %w", fault.New(fault.Conflict, "queue is empty")), "x: queue is empty"},
+		{fmt.Errorf("x: %w", fault.NotFound), "x: not found"},
+	} {
+		if got := fault.Message(failed("library scan failed", tc.err)); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
