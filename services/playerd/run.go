@@ -23,6 +23,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // app is the running box: the parts run starts and the API reaches.
@@ -37,6 +38,7 @@ type app struct {
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
 	homeCfg  *home.Config
 	metrics  *metrics.Reader
+	system   system.Reader
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
@@ -98,6 +100,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
+	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -171,6 +174,7 @@ func (a *app) handler() http.Handler {
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
+		System:  func() any { return a.system.Read() },
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,

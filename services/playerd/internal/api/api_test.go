@@ -83,6 +83,7 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 		},
 		Info:    func() any { return map[string]any{"version": "test", "max_volume": 70} },
 		Metrics: func() any { return map[string]any{"cpu_percent": nil} },
+		System:  func() any { return map[string]any{"online": true} },
 	}
 	if deps != nil {
 		deps(&d)
@@ -393,6 +394,23 @@ func TestHatStatus(t *testing.T) {
 	})
 	if code, body, _ := b.call("GET", "/api/hat/status", ""); code != 503 || body["error"] != "battery board service unavailable" {
 		t.Errorf("hatd down: %d %v, want 503 without the socket's path", code, body)
+	}
+	b = newBox(t, func(d *Deps) {
+		d.Hat = fakeHat{err: &fault.Error{Kind: fault.Unavailable, Msg: "battery board service unavailable", Cause: errors.New("dial unix /run/hatd.sock"), RetryAfter: 2500 * time.Millisecond}}
+	})
+	if code, body, h := b.call("GET", "/api/mupihat/status", ""); code != 503 || h.Get("Retry-After") != "3" || body["error"] != "battery board service unavailable" {
+		t.Errorf("hatd restarting: %d %v Retry-After %q", code, body, h.Get("Retry-After"))
+	}
+}
+
+// What Home Assistant reads every few seconds answers 200 with JSON.
+func TestSystemAndAdminAuth(t *testing.T) {
+	b := newBox(t, nil)
+	if code, body, _ := b.call("GET", "/api/system", ""); code != 200 || body["online"] != true {
+		t.Errorf("/api/system: %d %v", code, body)
+	}
+	if code, body, _ := b.call("GET", "/api/admin/auth", ""); code != 200 || body["protected"] != false || body["authenticated"] != true {
+		t.Errorf("/api/admin/auth: %d %v", code, body)
 	}
 }
 
