@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // app is the running box: the parts run starts and the API reaches.
@@ -37,6 +37,7 @@ type app struct {
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
 	homeCfg  *home.Config
 	metrics  *metrics.Reader
+	system   system.Reader
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
@@ -48,14 +49,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
-		return fmt.Errorf("data directory: %w", err)
+		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
 	a := &app{cfg: cfg, log: log}
 	if a.settings, err = settings.Load(cfg.Data); err != nil {
 		log.Warn("settings", "error", err)
 	}
 	if a.boxID, err = settings.BoxID(cfg.Data); err != nil {
-		return err
+		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
 	if a.homeCfg, err = home.LoadConfig(cfg.Data); err != nil {
 		log.Warn("home screen", "error", err)
@@ -98,6 +99,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
+	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -112,9 +114,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		log.Error("listen", "error", err) // serve tries again
+	} else {
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
 	}
-	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -131,13 +134,11 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			errc <- fmt.Errorf("player: %w", err)
 		}
 	}()
-	go func() {
-		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http: %w", err)
-		}
-	}()
+	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	a.startBattery(ctx, &wg)
+	if !a.lib.Scanned() {
+		wg.Go(func() { a.scanUntilDone(ctx) })
+	}
 
 	var runErr error
 	poweringOff := false
@@ -190,6 +191,7 @@ func (a *app) handler() http.Handler {
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
+		System:  func() any { return a.system.Read() },
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
@@ -207,9 +209,8 @@ func (a *app) home() home.Home {
 // info is GET /api/info: the version and what interfaces need to know.
 func (a *app) info() map[string]any {
 	s := a.settings
-	return map[string]any{
+	info := map[string]any{
 		"version":             a.cfg.Version,
-		"box_id":              a.boxID,
 		"language":            s.Language,
 		"backend":             "storybox",
 		"simulation":          false,
@@ -220,5 +221,20 @@ func (a *app) info() map[string]any {
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
 		"library":             a.lib.Report(),
+		"storage":             a.storage(),
 	}
+	if a.boxID != "" {
+		info["box_id"] = a.boxID
+	}
+	return info
+}
+
+// storage tells whether the newest player state is on disk, and if not why
+// and since when.
+func (a *app) storage() map[string]any {
+	since, err := a.saver.Err()
+	if err == nil {
+		return map[string]any{"ok": true, "error": nil, "since": nil}
+	}
+	return map[string]any{"ok": false, "error": state.Problem(err) + "; changes are not saved", "since": since.UTC()}
 }

@@ -47,6 +47,7 @@ type Deps struct {
 	Home    func() any // the /api/home model
 	Info    func() any // the /api/info object
 	Metrics func() any // the /api/system/metrics object
+	System  func() any // the /api/system object
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
 	Display Display    // optional
@@ -84,10 +85,12 @@ func (h *handler) routes(r *mux.Router) {
 	get("/api/home", h.home)
 	get("/api/hat/status", h.hatStatus)
 	get("/api/mupihat/status", h.hatStatus)
+	get("/api/system", h.system)
 	get("/api/system/metrics", h.metrics)
 	get("/api/message", h.activeMessage)
 	get("/api/ui-state", h.uiState)
 	get("/api/display/screenshot", h.screenshot)
+	get("/api/admin/auth", h.adminAuth)
 
 	post("/api/command", h.command)
 	post("/api/speak", h.speak)
