@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -145,7 +146,11 @@ func TestStartVolumeCapsRestoredVolume(t *testing.T) {
 	}
 }
 
-func TestPauseToggleStopAndPlay(t *testing.T) {
+// In a synctest bubble the 30 ms a paused player must stay still are fake
+// time: a player that kept rendering would write 15 periods meanwhile.
+func TestPauseToggleStopAndPlay(t *testing.T) { synctest.Test(t, testPauseToggleStopAndPlay) }
+
+func testPauseToggleStopAndPlay(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 5)
 	h := newHarness(t, catalog{"f": f}, Config{}, sink)
