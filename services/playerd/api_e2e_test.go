@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -29,24 +28,20 @@ func startBox(t *testing.T, media, data string) (base string, stop func()) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
-	cfg := Config{Listen: addr, Media: media, Data: data, Output: "null", Version: "test",
+	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Version: "test",
 		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(&testLog{t: t, prefix: "playerd: "}, nil))) }()
 	base = "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if resp, err := http.Get(base + "/api/health"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("playerd did not come up")
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The listener is open already: the request waits in its backlog until
+	// run serves, or fails when run gives up and closes it.
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		cancel()
+		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
 	}
+	resp.Body.Close()
 	stopped := false
 	return base, func() {
 		if stopped {

@@ -44,6 +44,9 @@ type app struct {
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if cfg.Listener != nil {
+		defer cfg.Listener.Close() // also when run fails before it serves
+	}
 	opener, err := output.Parse(cfg.Output)
 	if err != nil {
 		return err
@@ -115,9 +118,11 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
 	}
 	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
 
