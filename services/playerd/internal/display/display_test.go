@@ -94,23 +94,26 @@ func TestDrawsOnlyOnChange(t *testing.T) {
 }
 
 // TestMessageExpiresOnScreen: Run takes the overlay down by itself when
-// duration_ms is over.
+// duration_ms is over. In a synctest bubble the 200 ms are fake time, so a
+// slow test cannot miss the frame with the message.
 func TestMessageExpiresOnScreen(t *testing.T) {
-	scr := &fakeScreen{}
-	d, err := New(Options{Player: newFakePlayer(idleStatus()), Screen: scr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go d.Run(ctx)
-	waitFor(t, func() bool { return scr.count() == 1 })
-	showMessage(t, d, "", "Kurz", 200)
-	waitFor(t, func() bool { return scr.count() == 2 })
-	waitFor(t, func() bool { return scr.count() == 3 })
-	if d.ActiveMessage() != nil {
-		t.Error("message still active")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		scr := &fakeScreen{}
+		d, err := New(Options{Player: newFakePlayer(idleStatus()), Screen: scr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go d.Run(ctx)
+		waitFor(t, func() bool { return scr.count() == 1 })
+		showMessage(t, d, "", "Kurz", 200)
+		waitFor(t, func() bool { return scr.count() == 2 })
+		waitFor(t, func() bool { return scr.count() == 3 })
+		if d.ActiveMessage() != nil {
+			t.Error("message still active")
+		}
+	})
 }
 
 func TestNewRejects(t *testing.T) {
