@@ -20,7 +20,7 @@ import (
 )
 
 func unixClient(sock string) *http.Client {
-	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		},
@@ -38,13 +38,30 @@ func tryStatus(c *http.Client) (status.Status, error) {
 	return st, err
 }
 
-func getStatus(t *testing.T, c *http.Client) status.Status {
+// waitStatus polls hatd until cond holds. Requests may fail only while hatd
+// is starting (no socket yet). The deadline only bounds a hang; run
+// returning early ends the wait at once.
+func waitStatus(t *testing.T, c *http.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
 	t.Helper()
-	st, err := tryStatus(c)
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := tryStatus(c)
+		if err == nil && cond(st) {
+			return st
+		}
+		if err != nil && !starting {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		select {
+		case runErr := <-done:
+			t.Fatalf("waiting for %s: run returned %v", what, runErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: last status %+v, error %v", what, st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return st
 }
 
 func TestRunSimulated(t *testing.T) {
@@ -68,17 +85,10 @@ func TestRunSimulated(t *testing.T) {
 	go func() { done <- run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
 
 	c := unixClient(sock)
-	deadline := time.Now().Add(10 * time.Second)
-	var st status.Status
-	for time.Now().Before(deadline) {
-		if got, err := tryStatus(c); err == nil {
-			if st = got; st.BatteryPercent != nil && st.Level != nil {
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !st.HardwareAvailable || st.BatteryPercent == nil || *st.Level != "ok" || *st.ChargerStatus != "not_charging" {
+	st := waitStatus(t, c, done, true, "a battery level", func(st status.Status) bool {
+		return st.BatteryPercent != nil && st.Level != nil
+	})
+	if !st.HardwareAvailable || *st.Level != "ok" || st.ChargerStatus == nil || *st.ChargerStatus != "not_charging" {
 		t.Fatalf("status %+v", st)
 	}
 	if p := *st.BatteryPercent; p < 70 || p > 100 {
@@ -90,21 +100,18 @@ func TestRunSimulated(t *testing.T) {
 		t.Fatalf("POST /sim: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, _ = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
+	resp, err = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
+	if err != nil {
+		t.Fatalf("POST /sim: %v", err)
+	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `"error"`) {
 		t.Errorf("bad control: %d %s", resp.StatusCode, body)
 	}
-	for time.Now().Before(deadline) {
-		if st = getStatus(t, c); st.Level != nil && *st.Level == "critical" {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if *st.Level != "critical" {
-		t.Fatalf("never critical: %+v", st)
-	}
+	waitStatus(t, c, done, false, "level critical", func(st status.Status) bool {
+		return st.Level != nil && *st.Level == "critical"
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -35,8 +35,7 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
-	cfg := Config{Listen: addr, Media: media, Data: data, Output: "null", Version: "test",
+	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Version: "test",
 		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -46,9 +45,17 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 	}
 	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(logw, nil))) }()
 	base = "http://" + addr
+	// The listener is open already: the request waits in its backlog until
+	// run serves, or fails when run gives up and closes it.
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		cancel()
+		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
+	}
+	resp.Body.Close()
 	// The API answers while the library scan runs; the tests want the
-	// library complete.
-	deadline := time.Now().Add(10 * time.Second)
+	// library complete. The deadline only bounds a hang.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var info struct {
 			Library struct{ Scanned bool } `json:"library"`
@@ -61,7 +68,7 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("playerd did not come up")
+			t.Fatal("the library scan did not finish")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -34,6 +35,9 @@ type Config struct {
 	// PowerOff switches the box off on a critical battery; nil means
 	// power.System(power.OnGokrazy()). Tests inject their own.
 	PowerOff power.Func
+	// Listener, when set, serves the API instead of listening on Listen;
+	// run closes it. Tests pass one already bound to a free port.
+	Listener net.Listener
 }
 
 func parseFlags(args []string) (Config, error) {

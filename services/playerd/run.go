@@ -44,6 +44,9 @@ type app struct {
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if cfg.Listener != nil {
+		defer cfg.Listener.Close() // also when run fails before it serves
+	}
 	opener, err := output.Parse(cfg.Output)
 	if err != nil {
 		return err
@@ -112,10 +115,13 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		log.Error("listen", "error", err) // serve tries again
-	} else {
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			log.Error("listen", "error", err) // serve tries again
+		}
+	}
+	if ln != nil {
 		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
 	}
 

@@ -79,7 +79,9 @@ func (f *fakeHatd) Stop() {
 
 func TestClient(t *testing.T) {
 	f := newFakeHatd(t)
-	c := NewClient(f.sock, 200*time.Millisecond)
+	// Answers are awaited generously; only the hang below needs a short
+	// timeout, and has a client of its own.
+	c := NewClient(f.sock, 10*time.Second)
 	ctx := context.Background()
 	raw, err := c.HatStatus(ctx)
 	if err != nil || string(raw) != `{"level":"ok","battery_percent":80}` {
@@ -99,7 +101,7 @@ func TestClient(t *testing.T) {
 	f.hang = make(chan struct{})
 	f.mu.Unlock()
 	start := time.Now()
-	if _, err := c.HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
+	if _, err := NewClient(f.sock, 200*time.Millisecond).HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("hung hatd: err = %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -119,7 +121,7 @@ func TestMonitor(t *testing.T) {
 		changes []LevelChange
 		reach   []bool
 	)
-	m := NewMonitor(NewClient(f.sock, 200*time.Millisecond), MonitorOptions{
+	m := NewMonitor(NewClient(f.sock, 10*time.Second), MonitorOptions{
 		OnLevel: func(c LevelChange) { mu.Lock(); changes = append(changes, c); mu.Unlock() },
 		OnReachable: func(ok bool, err error) {
 			mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
@@ -146,7 +147,11 @@ func TestStartVolumeCapsRestoredVolume(t *testing.T) {
 	}
 }
 
-func TestPauseToggleStopAndPlay(t *testing.T) {
+// In a synctest bubble the 30 ms a paused player must stay still are fake
+// time: a player that kept rendering would write 15 periods meanwhile.
+func TestPauseToggleStopAndPlay(t *testing.T) { synctest.Test(t, testPauseToggleStopAndPlay) }
+
+func testPauseToggleStopAndPlay(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 5)
 	h := newHarness(t, catalog{"f": f}, Config{}, sink)
@@ -201,7 +206,11 @@ func TestSeekClampsAndNeedsAnActivePlayer(t *testing.T) {
 	}
 }
 
-func TestNextAndPrevious(t *testing.T) {
+// In a synctest bubble the sink's 2 ms per period are fake time: previous
+// lands within the first 3 s of the track however slowly the test runs.
+func TestNextAndPrevious(t *testing.T) { synctest.Test(t, testNextAndPrevious) }
+
+func testNextAndPrevious(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 6, 6, 6)
 	h := newHarness(t, catalog{"f": f}, Config{}, sink)
@@ -227,7 +236,14 @@ func TestNextAndPrevious(t *testing.T) {
 	}
 }
 
+// In a synctest bubble the sink's 2 ms per period are fake time: the music
+// plays on between the seek and leaving the folder only while the test
+// waits for the player, not while the test itself is held up.
 func TestResumeContinuesWhereTheFolderWasLeft(t *testing.T) {
+	synctest.Test(t, testResumeContinuesWhereTheFolderWasLeft)
+}
+
+func testResumeContinuesWhereTheFolderWasLeft(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 10, 10)
 	g := folderOf(t, "g", 3)
