@@ -118,8 +118,7 @@ func bootBox(t *testing.T, cfg Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listen = l.Addr().String()
-	l.Close()
+	cfg.Listen, cfg.Listener = l.Addr().String(), l
 	cfg.Output, cfg.Version, cfg.FB, cfg.Touch = "null", "test", "none", "none"
 	if cfg.SpeechProgram == "" {
 		cfg.SpeechProgram = filepath.Join(t.TempDir(), "none")
