@@ -73,7 +73,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("player state unreadable, starting fresh", "error", err)
 	}
 	a.saved.Store(&restored)
-	a.saver = state.NewSaver(cfg.Data, func(err error) { log.Error("state", "error", err) })
+	a.saver = state.NewSaver(cfg.Data, a.reportSave)
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
@@ -81,9 +81,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		StartVolume:    a.settings.Audio.StartupVolume,
 		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
 		Restored:       restored,
-		Save: func(s state.Saved) {
+		Save: func(s state.Saved, u state.Urgency) {
 			a.saved.Store(&s)
-			a.saver.Save(s)
+			a.saver.Save(s, u)
 		},
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)
@@ -201,5 +201,6 @@ func (a *app) info() map[string]any {
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
 		"library":             map[string]any{"scanned": a.lib.Scanned(), "folders": len(a.lib.Folders())},
+		"save_error":          a.saveError(),
 	}
 }
