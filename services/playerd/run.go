@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("player state unreadable, starting fresh", "error", err)
 	}
 	a.saved.Store(&restored)
-	a.saver = state.NewSaver(cfg.Data, func(err error) { log.Error("state", "error", err) })
+	a.saver = state.NewSaver(cfg.Data, a.reportSave)
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
@@ -85,9 +85,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		StartVolume:    a.settings.Audio.StartupVolume,
 		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
 		Restored:       restored,
-		Save: func(s state.Saved) {
+		Save: func(s state.Saved, u state.Urgency) {
 			a.saved.Store(&s)
-			a.saver.Save(s)
+			a.saver.Save(s, u)
 		},
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)
@@ -233,14 +233,4 @@ func (a *app) info() map[string]any {
 		info["box_id"] = a.boxID
 	}
 	return info
-}
-
-// storage tells whether the newest player state is on disk, and if not why
-// and since when.
-func (a *app) storage() map[string]any {
-	since, err := a.saver.Err()
-	if err == nil {
-		return map[string]any{"ok": true, "error": nil, "since": nil}
-	}
-	return map[string]any{"ok": false, "error": state.Problem(err) + "; changes are not saved", "since": since.UTC()}
 }

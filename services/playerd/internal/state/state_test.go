@@ -3,10 +3,8 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -65,7 +63,7 @@ func TestSaverWritesTheNewestState(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	for v := 1; v <= 50; v++ {
-		sv.Save(Saved{Volume: v})
+		sv.Save(Saved{Volume: v}, Urgency(v%2))
 	}
 	cancel()
 	<-done
@@ -86,82 +84,5 @@ func TestCloneIsDeep(t *testing.T) {
 	b.Resume["x"] = ResumePoint{Index: 3}
 	if a.Queue.Index != 1 || a.Resume["x"].Index != 1 {
 		t.Error("clone shares memory with the original")
-	}
-}
-
-// A failed write is reported with the time failures began, and cleared by
-// the next write that succeeds.
-func TestSaverReportsItsLastFailure(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	if err := os.WriteFile(dir, nil, 0o644); err != nil { // a file where the directory should be
-		t.Fatal(err)
-	}
-	var logged []error
-	sv := NewSaver(dir, func(err error) { logged = append(logged, err) })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { sv.Run(ctx); close(done) }()
-	cancel()
-	<-done
-	if since, err := sv.Err(); err != nil || !since.IsZero() {
-		t.Fatalf("before any write: %v %v", since, err)
-	}
-	before := time.Now()
-	sv.write(Saved{Volume: 1})
-	since, err := sv.Err()
-	if err == nil || since.Before(before) {
-		t.Fatalf("after a failed write: %v %v", since, err)
-	}
-	sv.write(Saved{Volume: 2})
-	if again, err := sv.Err(); err == nil || !again.Equal(since) {
-		t.Errorf("a second failure moved the start of the outage: %v -> %v (%v)", since, again, err)
-	}
-	if len(logged) != 1 {
-		t.Errorf("the same failure was reported %d times: %v", len(logged), logged)
-	}
-	if err := os.Remove(dir); err != nil {
-		t.Fatal(err)
-	}
-	sv.write(Saved{Volume: 3})
-	if since, err := sv.Err(); err != nil || !since.IsZero() {
-		t.Errorf("after a successful write: %v %v", since, err)
-	}
-	if s, err := Load(dir); err != nil || s.Volume != 3 {
-		t.Errorf("saved %+v %v", s, err)
-	}
-}
-
-func TestProblemNamesTheCondition(t *testing.T) {
-	for err, want := range map[error]string{
-		fmt.Errorf("state: write state.json: %w", &os.PathError{Op: "write", Path: "/perm/playerd/x", Err: syscall.ENOSPC}): "storage is full",
-		&os.PathError{Op: "open", Path: "/perm/x", Err: syscall.EROFS}:                                                      "storage is read-only",
-		&os.PathError{Op: "open", Path: "/perm/x", Err: syscall.EACCES}:                                                     "no permission to write to the storage",
-		errors.New("something else"): "writing to the storage failed",
-	} {
-		if got := Problem(err); got != want {
-			t.Errorf("Problem(%v) = %q, want %q", err, got, want)
-		}
-	}
-}
-
-// Temporary files of writes a crash interrupted are removed at start; the
-// state and other files stay.
-func TestLoadRemovesLeftoverTemps(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{".state.json.tmp-123", ".box_id.tmp-9", "state.json", "settings.json"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"volume":5,"resume":{}}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if s, err := Load(dir); err != nil || s.Volume != 5 {
-		t.Fatalf("%+v %v", s, err)
-	}
-	entries, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if len(names) != 2 || names[0] != "settings.json" || names[1] != "state.json" {
-		t.Errorf("left %v", names)
 	}
 }
