@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -40,6 +41,8 @@ type app struct {
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
+	auth     *auth.Manager
+	hosts    *auth.Hosts
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -51,6 +54,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	a := &app{cfg: cfg, log: log}
+	if err := a.newAuth(); err != nil {
+		return err
+	}
 	if a.settings, err = settings.Load(cfg.Data); err != nil {
 		log.Warn("settings", "error", err)
 	}
@@ -137,6 +143,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}()
 	a.startBattery(ctx, &wg)
+	a.startResetWatch(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
@@ -174,6 +181,8 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Auth:    a.auth,
+		Hosts:   a.hosts,
 	})
 }
 
