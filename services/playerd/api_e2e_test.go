@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,17 +19,33 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // startBox runs playerd's run() on a free port; stop ends it and waits.
 func startBox(t *testing.T, media, data string) (base string, stop func()) {
+	return startBoxWith(t, media, data, nil)
+}
+
+// testParams make argon2 cheap in tests; auth's benchmark measures the
+// real cost.
+var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1}
+
+// startBoxWith is startBox with a last say over the configuration. The box
+// is called "box", so Host: box:8090 names it.
+func startBoxWith(t *testing.T, media, data string, edit func(*Config)) (base string, stop func()) {
 	t.Helper()
-	return startBoxLogging(t, media, data, nil)
+	return bootBoxWith(t, media, data, edit, nil)
 }
 
 // startBoxLogging is startBox with playerd's log also written to w.
 func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string, stop func()) {
+	t.Helper()
+	return bootBoxWith(t, media, data, nil, w)
+}
+
+func bootBoxWith(t *testing.T, media, data string, edit func(*Config), w io.Writer) (base string, stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,7 +53,11 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 	}
 	addr := l.Addr().String()
 	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Version: "test",
-		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
+		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none"),
+		Hostname: "box", PasswordParams: testParams}
+	if edit != nil {
+		edit(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var logw io.Writer = &testLog{t: t, prefix: "playerd: "}
@@ -129,7 +150,11 @@ func TestAPIMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range []exchange{
+	// The client keeps the session cookie, as a browser would.
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	const pw = `"correct horse battery"`
+	exchanges := []exchange{
 		{"GET", "/api/health", "", 200},
 		{"GET", "/api/status", "", 200},
 		{"GET", "/api/info", "", 200},
@@ -153,7 +178,27 @@ func TestAPIMatchesReference(t *testing.T) {
 		{"GET", "/api/ui-state", "", 200},
 		{"GET", "/api/display/screenshot", "", 200},
 		{"POST", "/api/admin/library/rescan", `{}`, 200},
-	} {
+		// The administrator password: none yet, the first, a session, a
+		// change refused, logout, login.
+		{"GET", "/api/admin/auth", "", 200},
+		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 409},
+		{"PUT", "/api/admin/password", `{"new_password":"short"}`, 400},
+		{"PUT", "/api/admin/password", `{"new_password":` + pw + `}`, 200},
+		{"GET", "/api/admin/auth", "", 200},
+		{"POST", "/api/admin/library/rescan", `{}`, 200},
+		{"PUT", "/api/admin/password", `{"current_password":"not the password","new_password":"another password"}`, 403},
+		{"POST", "/api/admin/logout", "", 200},
+		{"POST", "/api/admin/library/rescan", `{}`, 401},
+		{"POST", "/api/admin/logout", "", 401},
+		{"PUT", "/api/admin/password", `{"current_password":` + pw + `,"new_password":"another password"}`, 401},
+		{"POST", "/api/admin/login", `{"password":"not the password"}`, 401},
+		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 200},
+	}
+	for range 5 {
+		exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":"a wrong guess"}`, 401})
+	}
+	exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":` + pw + `}`, 429})
+	for _, x := range exchanges {
 		var body io.Reader
 		if x.body != "" {
 			body = strings.NewReader(x.body)
@@ -162,7 +207,7 @@ func TestAPIMatchesReference(t *testing.T) {
 		if x.body != "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

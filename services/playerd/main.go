@@ -12,7 +12,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
@@ -38,6 +40,17 @@ type Config struct {
 	// Listener, when set, serves the API instead of listening on Listen;
 	// run closes it. Tests pass one already bound to a free port.
 	Listener net.Listener
+	// The names the API answers to besides IP addresses and localhost:
+	// Hostname (empty: the system's) with ".local", and AllowHosts.
+	Hostname   string
+	AllowHosts []string
+	// AdminResetFile, when it appears, removes the administrator password;
+	// MountBoot is where to mount the SD card's boot partition for it.
+	AdminResetFile, MountBoot string
+	// Tests only: cheap argon2 and a clock they move. Zero values:
+	// auth.DefaultParams and time.Now.
+	PasswordParams auth.Params
+	AuthClock      func() time.Time
 }
 
 func parseFlags(args []string) (Config, error) {
@@ -55,7 +68,14 @@ func parseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
 	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
 	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
+	fs.StringVar(&c.Hostname, "hostname", env("PLAYERD_HOSTNAME", ""), "the box's host name; the API also answers to NAME.local; empty: the system's (env PLAYERD_HOSTNAME)")
+	allowHosts := fs.String("allow-host", env("PLAYERD_ALLOW_HOST", ""), "further host names the API answers to, comma-separated, e.g. a router's DNS name (env PLAYERD_ALLOW_HOST)")
+	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
+	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := checkAdminFlags(&c, *allowHosts); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {

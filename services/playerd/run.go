@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -41,6 +42,8 @@ type app struct {
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
+	auth     *auth.Manager
+	hosts    *auth.Hosts
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -55,6 +58,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
 	a := &app{cfg: cfg, log: log}
+	if err := a.newAuth(); err != nil {
+		return err
+	}
 	if a.settings, err = settings.Load(cfg.Data); err != nil {
 		log.Warn("settings", "error", err)
 	}
@@ -145,6 +151,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
+	a.startResetWatch(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
@@ -201,6 +208,8 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Auth:    a.auth,
+		Hosts:   a.hosts,
 	})
 }
 

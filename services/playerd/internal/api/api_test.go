@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -85,11 +86,26 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 		Metrics: func() any { return map[string]any{"cpu_percent": nil} },
 		System:  func() any { return map[string]any{"online": true} },
 	}
+	d.Auth, d.Hosts = testAuth(t)
 	if deps != nil {
 		deps(&d)
 	}
 	b.srv = NewHandler(d)
 	return b
+}
+
+// testParams make argon2 cheap: the tests exercise the logic, the
+// benchmark in package auth the cost.
+var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1}
+
+// testAuth is a box without a password whose host name is "box", the name
+// the tests send in Host.
+func testAuth(t testing.TB) (*auth.Manager, *auth.Hosts) {
+	m, err := auth.New(auth.Config{Dir: t.TempDir(), Params: testParams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, auth.NewHosts("box", nil)
 }
 
 // call sends a request; body "" means none. It returns status and decoded JSON.
@@ -159,6 +175,7 @@ func TestStatusQueries(t *testing.T) {
 func TestLibraryAndCover(t *testing.T) {
 	b := newBox(t, nil)
 	req := httptest.NewRequest("GET", "/api/library", nil)
+	req.Host = "box:8090"
 	rec := httptest.NewRecorder()
 	b.srv.ServeHTTP(rec, req)
 	var folders []library.Folder

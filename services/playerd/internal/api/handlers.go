@@ -35,14 +35,6 @@ func (h *handler) system(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.System())
 }
 
-// adminAuth tells clients whether the admin area wants a login. The box
-// has no administrator password yet, so it is open, as the real box is
-// before a password is set; Home Assistant reads this every minute and
-// fails its whole update without it.
-func (h *handler) adminAuth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]bool{"protected": false, "authenticated": true})
-}
-
 func (h *handler) library(w http.ResponseWriter, r *http.Request) {
 	folders := h.Library.Folders()
 	if folders == nil {

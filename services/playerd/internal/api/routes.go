@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -51,6 +52,10 @@ type Deps struct {
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
 	Display Display    // optional
+	// Auth holds the administrator password and sessions; Hosts the names
+	// the box answers to. Both are required.
+	Auth  *auth.Manager
+	Hosts *auth.Hosts
 }
 
 type handler struct {
@@ -60,6 +65,9 @@ type handler struct {
 
 // NewHandler returns the API with its middleware.
 func NewHandler(d Deps) http.Handler {
+	if d.Auth == nil || d.Hosts == nil {
+		panic("api: Deps.Auth and Deps.Hosts are required")
+	}
 	h := &handler{Deps: d, log: d.Log}
 	r := mux.NewRouter()
 	h.routes(r)
@@ -69,13 +77,19 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	return securityHeaders(h.sameOrigin(r))
+	// Outside in: every response gets the security headers; a foreign Host
+	// and a cross-site write are refused before anything else runs; then
+	// the request becomes a caller, and the guard applies the protection
+	// rules by path, so routes added under /api/admin/ are covered
+	// without further ado.
+	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(r)))))
 }
 
 // routes is the whole API.
 func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
+	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -90,11 +104,18 @@ func (h *handler) routes(r *mux.Router) {
 	get("/api/message", h.activeMessage)
 	get("/api/ui-state", h.uiState)
 	get("/api/display/screenshot", h.screenshot)
-	get("/api/admin/auth", h.adminAuth)
 
 	post("/api/command", h.command)
 	post("/api/speak", h.speak)
 	post("/api/message", h.message)
+
+	// The admin area: /api/admin/auth and /api/admin/login are open,
+	// everything else under /api/admin/ needs a session once a password
+	// is set (guard).
+	get("/api/admin/auth", h.authStatus)
+	post("/api/admin/login", h.login)
+	post("/api/admin/logout", h.logout)
+	put("/api/admin/password", h.setPassword)
 	post("/api/admin/library/rescan", h.rescan)
 }
 
