@@ -211,6 +211,20 @@ func (b *box) get(t *testing.T, path string, v any) {
 
 func (b *box) folderIDs(t *testing.T) []string {
 	t.Helper()
+	// The API answers while the first scan runs; wait for it. The deadline
+	// only bounds a hang.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var info struct {
+			Library struct{ Scanned bool } `json:"library"`
+		}
+		b.get(t, "/api/info", &info)
+		if info.Library.Scanned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the library scan did not finish")
+		}
+	}
 	var lib []struct {
 		ID string `json:"id"`
 	}
