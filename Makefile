@@ -91,7 +91,7 @@ integration: test-speech
 APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
 .PHONY: test-vm bench-audio
 test-vm: deps
-	GO=$(GO) bash services/playerd/internal/output/alsa/vmtest/run.sh
+	GO=$(GO) bash services/playerd/internal/vmtest/alsa/run.sh
 
 # CPU time per second of audio: decode -> resample -> gain -> S32 -> sink.
 bench-audio:
@@ -108,7 +108,7 @@ integration: test-vm
 APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
 .PHONY: test-display-vm bench-display
 test-display-vm: deps
-	bash services/playerd/internal/display/vmtest/run.sh
+	GO=$(GO) bash services/playerd/internal/vmtest/display/run.sh
 
 # One full 800x480 frame, and its conversion to RGB565 / XRGB8888.
 bench-display:
