@@ -13,13 +13,13 @@ HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null || $(GO) env GOHOST
 # Debian packages, by what needs them. `make run` needs none: Go builds the
 # box, and the voice is built only where its compiler already is. Each area
 # names its own list, installs it in its targets (`apt-install`) and appends
-# it to TEST_PACKAGES, which `make test` installs up front (CI starts from a
-# fresh machine).
-TEST_PACKAGES := ca-certificates
+# it to APT_PACKAGES, everything `make test` needs, which `make deps`
+# installs up front (CI starts from a fresh machine).
+APT_PACKAGES := ca-certificates
 
 # apt-install installs the packages of $(1) that are missing. Only root
-# installs (CI); anyone else is told the command, so no target calls sudo or
-# leaves root-owned files behind.
+# installs (CI); anyone else is told the command to run: no target calls
+# sudo.
 define apt-install
 	@missing=""; for p in $(sort $(1)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -38,11 +38,11 @@ help:
 	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
 
 # ---------------------------------------------------------------- dependencies
-# Everything `make test` needs (TEST_PACKAGES is complete once the whole
+# Everything `make test` needs (APT_PACKAGES is complete once the whole
 # Makefile is read, which is when recipes run).
 .PHONY: deps
 deps:
-	$(call apt-install,$(TEST_PACKAGES))
+	$(call apt-install,$(APT_PACKAGES))
 	@test -x $(BIN)/staticcheck || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # ---------------------------------------------------------------------- build
@@ -88,7 +88,7 @@ integration:
 SPEECH_DIR      := $(CURDIR)/build/speech
 SPEECH_NATIVE   := services/playerd/internal/speech/native
 SPEECH_PACKAGES := $(shell bash $(SPEECH_NATIVE)/build.sh --packages 2>/dev/null)
-TEST_PACKAGES   += $(SPEECH_PACKAGES)
+APT_PACKAGES   += $(SPEECH_PACKAGES)
 .PHONY: speech run-voice test-speech bench-speech
 speech:
 	$(call apt-install,$(SPEECH_PACKAGES))
@@ -119,7 +119,7 @@ integration: test-speech
 # what it played with what it captured (snd-aloop), then plays to qemu's
 # usb-audio device (snd-usb-audio) recorded to a WAV file. About 35 s when cached.
 VM_PACKAGES   := qemu-system-arm cpio debian-archive-keyring
-TEST_PACKAGES += $(VM_PACKAGES)
+APT_PACKAGES += $(VM_PACKAGES)
 .PHONY: test-vm bench-audio
 test-vm:
 	$(call apt-install,$(VM_PACKAGES))
@@ -156,7 +156,7 @@ integration: test-display-vm
 # PI_IMAGE_BYTES: size of the SD card; /perm gets all but 1.1 GB of it. The
 # default fits every "4 GB" card; use `blockdev --getsize64 /dev/sdX` for more.
 IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq
-TEST_PACKAGES  += $(IMAGE_PACKAGES)
+APT_PACKAGES  += $(IMAGE_PACKAGES)
 GOK            := $(BIN)/gok
 IMAGE_DIR      := $(CURDIR)/build/image
 PI_IMAGE_BYTES ?= 3758096384
