@@ -71,19 +71,15 @@ func (a *app) reportReset(reset bool, err error) {
 	}
 }
 
-// checkAdminFlags validates what parseFlags read for the administration.
+// checkAdminConfig checks the administration part of the configuration.
 // The reset file must not be anywhere the API can write (the media library
 // takes uploads, the data directory restores backups): network access
 // alone must never reset the password.
-func checkAdminFlags(c *Config, allowHosts string) error {
-	for _, n := range strings.Split(allowHosts, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
+func checkAdminConfig(c Config) error {
+	for _, n := range c.AllowHosts {
 		if err := auth.CheckHostName(n); err != nil {
 			return fmt.Errorf("-allow-host: %w", err)
 		}
-		c.AllowHosts = append(c.AllowHosts, n)
 	}
 	if c.AdminResetFile == "" {
 		return nil

@@ -366,11 +366,14 @@ func TestResetFileOutsideWhatTheAPIWrites(t *testing.T) {
 		{"-media", "/perm/media", "-admin-reset-file", "/perm/media/Hoerspiele/../reset"},
 		{"-allow-host", "good.example,bad_name"},
 	} {
-		if _, err := parseFlags(args); err == nil {
+		if c, err := parseFlags(args, io.Discard); err == nil && c.Validate() == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
 		}
 	}
-	c, err := parseFlags([]string{"-admin-reset-file", "/run/playerd/boot/storybox-reset-password.txt", "-allow-host", "storybox.fritz.box, box.lan"})
+	c, err := parseFlags([]string{"-admin-reset-file", "/run/playerd/boot/storybox-reset-password.txt", "-allow-host", "storybox.fritz.box, box.lan"}, io.Discard)
+	if err == nil {
+		err = c.Validate()
+	}
 	if err != nil || len(c.AllowHosts) != 2 || c.AdminResetFile == "" {
 		t.Fatalf("good flags: %v %+v", err, c)
 	}
@@ -386,7 +389,10 @@ func TestResetFileOutsideWhatTheAPIWrites(t *testing.T) {
 		if err := json.Unmarshal(data, &cfg); err != nil {
 			t.Fatal(err)
 		}
-		c, err := parseFlags(cfg.PackageConfig["github.com/storybox/storybox/services/playerd"].CommandLineFlags)
+		c, err := parseFlags(cfg.PackageConfig["github.com/storybox/storybox/services/playerd"].CommandLineFlags, io.Discard)
+		if err == nil {
+			err = c.Validate()
+		}
 		if err != nil || c.AdminResetFile == "" || c.MountBoot == "" || !inside(c.AdminResetFile, c.MountBoot) {
 			t.Errorf("%s: %v; reset file %q on %q", instance, err, c.AdminResetFile, c.MountBoot)
 		}
