@@ -6,10 +6,28 @@ GO          ?= go
 BIN         := $(CURDIR)/bin
 RUN_DIR     := $(CURDIR)/.run
 STATICCHECK_VERSION := v0.7.0
+# Debian's name for this machine's architecture (the speech program is built
+# per architecture); Go's for amd64 and arm64 is the same.
+HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null || $(GO) env GOHOSTARCH)
 
-# Debian packages the build and tests need. Areas append to this list; `make deps`
-# installs whatever is missing (CI starts from a fresh machine).
+# Debian packages, by what needs them. `make run` needs none: Go builds the
+# box, and the voice is built only where its compiler already is. Each area
+# names its own list, installs it in its targets (`apt-install`) and appends
+# it to APT_PACKAGES, everything `make test` needs, which `make deps`
+# installs up front (CI starts from a fresh machine).
 APT_PACKAGES := ca-certificates
+
+# apt-install installs the packages of $(1) that are missing. Only root
+# installs (CI); anyone else is told the command to run: no target calls
+# sudo.
+define apt-install
+	@missing=""; for p in $(sort $(1)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "missing Debian packages; install them with: sudo apt-get install --no-install-recommends$$missing"; exit 1; fi; \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+endef
 
 .PHONY: help
 help:
@@ -20,13 +38,11 @@ help:
 	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
 
 # ---------------------------------------------------------------- dependencies
+# Everything `make test` needs (APT_PACKAGES is complete once the whole
+# Makefile is read, which is when recipes run).
 .PHONY: deps
 deps:
-	@missing=""; for p in $(sort $(APT_PACKAGES)); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing Debian packages:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	$(call apt-install,$(APT_PACKAGES))
 	@test -x $(BIN)/staticcheck || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # ---------------------------------------------------------------------- build
@@ -35,8 +51,10 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd
 
 # ------------------------------------------------------------------------ run
+# Needs Go only and installs nothing. -fb none: a development machine's
+# /dev/fb0 is its own console (the screenshot endpoint still draws).
 .PHONY: run
-run: deps build speech
+run: build run-voice
 	@mkdir -p $(RUN_DIR)/data $(RUN_DIR)/media
 	@test -n "$$(ls -A $(RUN_DIR)/media)" || $(GO) run ./services/playerd/cmd/demomedia $(RUN_DIR)/media
 	@# hatd simulates the battery board; both stop on Ctrl-C (a background job
@@ -44,7 +62,7 @@ run: deps build speech
 	@$(BIN)/hatd -sim -socket $(RUN_DIR)/hatd.sock & hatd=$$!; \
 	trap 'kill $$hatd 2>/dev/null; wait $$hatd 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null -hat $(RUN_DIR)/hatd.sock \
-		-speech-program $(SPEECH_DIR)/amd64/storybox-speak -speech-data $(SPEECH_DIR)/amd64/data
+		-fb none -speech-program $(SPEECH_DIR)/$(HOST_ARCH)/storybox-speak -speech-data $(SPEECH_DIR)/$(HOST_ARCH)/data
 
 # ----------------------------------------------------------------------- test
 # `integration` collects the slower tests (VMs, image boot, speech programs);
@@ -67,18 +85,30 @@ integration:
 # storybox-speak (SVOX Pico + espeak-ng), static for amd64 and arm64, with its
 # voice data: build/speech/<arch>/storybox-speak and build/speech/<arch>/data.
 # Debian packages are downloaded once into build/speech/cache.
-SPEECH_DIR := $(CURDIR)/build/speech
-APT_PACKAGES += gcc libc6-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
-.PHONY: speech test-speech bench-speech
+SPEECH_DIR      := $(CURDIR)/build/speech
+SPEECH_NATIVE   := services/playerd/internal/speech/native
+SPEECH_PACKAGES := $(shell bash $(SPEECH_NATIVE)/build.sh --packages 2>/dev/null)
+APT_PACKAGES   += $(SPEECH_PACKAGES)
+.PHONY: speech run-voice test-speech bench-speech
 speech:
-	bash services/playerd/internal/speech/native/build.sh $(SPEECH_DIR)
+	$(call apt-install,$(SPEECH_PACKAGES))
+	bash $(SPEECH_NATIVE)/build.sh $(SPEECH_DIR)
+
+# `make run`'s voice: this machine's architecture only, built when gcc and
+# libc6-dev are here (nothing is installed for it). Otherwise the build says
+# why in one line and playerd runs without a voice.
+run-voice: $(SPEECH_DIR)/$(HOST_ARCH)/storybox-speak
+$(SPEECH_DIR)/$(HOST_ARCH)/storybox-speak: $(SPEECH_NATIVE)/build.sh $(SPEECH_NATIVE)/storybox-speak.c
+	@mkdir -p $(SPEECH_DIR)
+	@SPEECH_ARCHES=$(HOST_ARCH) bash $(SPEECH_NATIVE)/build.sh $(SPEECH_DIR) >$(SPEECH_DIR)/build.log 2>&1 || \
+		echo "$$(tail -1 $(SPEECH_DIR)/build.log) (log: build/speech/build.log)"
 
 # Go tests that need the built program find it through STORYBOX_SPEECH_DIR.
 test-speech: speech
-	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/amd64 $(GO) test -race -count=1 ./services/playerd/internal/speech/
+	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/$(HOST_ARCH) $(GO) test -race -count=1 ./services/playerd/internal/speech/
 
 bench-speech: speech
-	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/amd64 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/speech/
+	STORYBOX_SPEECH_DIR=$(SPEECH_DIR)/$(HOST_ARCH) $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/speech/
 
 integration: test-speech
 
@@ -106,10 +136,12 @@ integration: fuzz
 # under qemu-system-aarch64 (TCG, -nic none) with a Go /init that compares
 # what it played with what it captured (snd-aloop), then plays to qemu's
 # usb-audio device (snd-usb-audio) recorded to a WAV file. About 35 s when cached.
-APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
+VM_PACKAGES   := qemu-system-arm cpio debian-archive-keyring
+APT_PACKAGES += $(VM_PACKAGES)
 .PHONY: test-vm bench-audio
-test-vm: deps
-	GO=$(GO) bash services/playerd/internal/output/alsa/vmtest/run.sh
+test-vm:
+	$(call apt-install,$(VM_PACKAGES))
+	GO=$(GO) bash services/playerd/internal/vmtest/alsa/run.sh
 
 # CPU time per second of audio: decode -> resample -> gain -> S32 -> sink.
 bench-audio:
@@ -123,10 +155,10 @@ integration: test-vm
 # touch device. Checks the frame read back from /dev/fb0, the console's
 # KD_GRAPHICS/KD_TEXT switch and a tap ending as a player command. About 25 s
 # when cached.
-APT_PACKAGES += qemu-system-arm cpio debian-archive-keyring
 .PHONY: test-display-vm bench-display
-test-display-vm: deps
-	bash services/playerd/internal/display/vmtest/run.sh
+test-display-vm:
+	$(call apt-install,$(VM_PACKAGES))
+	GO=$(GO) bash services/playerd/internal/vmtest/display/run.sh
 
 # One full 800x480 frame, and its conversion to RGB565 / XRGB8888.
 bench-display:
@@ -141,7 +173,8 @@ integration: test-display-vm
 # gokrazy-instance/.secrets and reused after; keep it, `make update` needs it.
 # PI_IMAGE_BYTES: size of the SD card; /perm gets all but 1.1 GB of it. The
 # default fits every "4 GB" card; use `blockdev --getsize64 /dev/sdX` for more.
-APT_PACKAGES += qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq
+IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq
+APT_PACKAGES  += $(IMAGE_PACKAGES)
 GOK            := $(BIN)/gok
 IMAGE_DIR      := $(CURDIR)/build/image
 PI_IMAGE_BYTES ?= 3758096384
@@ -155,10 +188,12 @@ gok: $(GOK)
 # Flashable Raspberry Pi image (arm64, kernel.rpi, firmware, EEPROM), /perm
 # formatted with the demo library: build/image/storybox.img
 image: $(GOK) speech
+	$(call apt-install,$(IMAGE_PACKAGES))
 	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox $(IMAGE_DIR)/storybox.img $(PI_IMAGE_BYTES)
 
 # The same box for amd64 (kernel.amd64, -output=null, simulated battery board).
 vm-image: $(GOK) speech
+	$(call apt-install,$(IMAGE_PACKAGES))
 	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox-vm $(IMAGE_DIR)/storybox-vm.img $(VM_IMAGE_BYTES)
 
 # Boots the amd64 image in qemu: API on 127.0.0.1:8090, gokrazy web interface
@@ -170,10 +205,11 @@ vm: vm-image
 # Over-the-air update of a running box (A/B root partitions; /perm is kept).
 # BOX=host-or-ip when the name "storybox" does not resolve on your network.
 update: $(GOK) speech
+	$(call apt-install,$(IMAGE_PACKAGES))
 	$(IMAGE_ENV) gokrazy-instance/update.sh storybox $(BOX)
 
 # Builds both images, boots each under qemu (TCG) and checks it through the API.
-test-boot: deps vm-image image
+test-boot: vm-image image
 	gokrazy-instance/boot-test.sh vm $(IMAGE_DIR)/storybox-vm.img
 	gokrazy-instance/boot-test.sh pi $(IMAGE_DIR)/storybox.img
 

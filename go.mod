@@ -13,9 +13,10 @@ require (
 	github.com/holoplot/go-evdev v0.0.0-20250804134636-ab1d56a1fe83
 	github.com/pion/opus v0.1.0
 	github.com/prometheus/procfs v0.23.0
+	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.25.0
 	golang.org/x/sys v0.49.0
-	golang.org/x/text v0.23.0
+	golang.org/x/text v0.43.0
 )
 
 require (

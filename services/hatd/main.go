@@ -2,8 +2,11 @@
 // with a battery estimate, as HTTP+JSON on a Unix socket for playerd.
 //
 // Every flag can also be set by the environment variable named in its help.
-// Without -sim, hatd exits with status 125 when no board answers, which
-// tells gokrazy not to restart it.
+// Without -sim, hatd exits with status 125 when the I²C bus is missing,
+// which tells gokrazy not to restart it. When no charger answers on the bus
+// it keeps serving (hardware_available false) and asks again, every minute
+// at the latest: a board that answers late still gets its battery
+// protection (docs/faults.md).
 package main
 
 import (

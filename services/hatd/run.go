@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/d2r2/go-i2c"
@@ -72,7 +73,9 @@ func (c Config) profile() (battery.Profile, error) {
 	return battery.Decode(f)
 }
 
-// errNoBoard: nothing answered on the bus; main exits 125.
+// errNoBoard: the I²C bus itself is missing (the image does not enable
+// it); main exits 125. A bus on which no charger answers is not this: the
+// board may answer later, so hatd keeps asking (connect).
 var errNoBoard = errors.New("no battery board")
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -95,40 +98,57 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		defer b.Close()
 		bus = b
 	}
-	dev, err := bq25792.New(bus, &bq25792.Opts{
+	return serveBoard(ctx, cfg, prof, bus, board, log)
+}
+
+// serveBoard serves the status while it keeps the charger programmed and
+// sampled. Nothing the board or the socket does ends it; only ctx does:
+// the status says what is wrong (hardware_available false) and playerd
+// keeps its battery protection as soon as the board answers again.
+func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq25792.Bus, board *sim.Board, log *slog.Logger) error {
+	opts := &bq25792.Opts{
 		Cells:               max(prof.Cells, 1),
 		ChargeVoltageMV:     prof.ChargeVoltageMV,
 		ChargeCurrentMA:     prof.ChargeCurrentMA,
 		InputCurrentLimitMA: cfg.InputLimitMA,
 		EnableCharging:      !prof.NoBattery,
-	})
-	if errors.Is(err, bq25792.ErrNoDevice) {
-		return fmt.Errorf("%w: %w", errNoBoard, err)
 	}
-	if err != nil {
-		return err
+	if err := opts.Validate(); err != nil {
+		return err // limits that can never be programmed
+	}
+	var sampler atomic.Pointer[status.Sampler]
+	statusNow := func() status.Status {
+		if s := sampler.Load(); s != nil {
+			return s.Status()
+		}
+		return status.Status{Profile: prof.Name} // no charger yet: nothing known
+	}
+	srv := &http.Server{
+		Handler:           server.NewHandler(server.Deps{Status: statusNow, Sim: board, Log: log}),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); serve(ctx, srv, cfg.Socket, log) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-served
+	}()
+
+	dev := connect(ctx, bus, opts, log)
+	if dev == nil {
+		return nil // ctx ended
 	}
 	log.Info("charger ready", "part", dev.String(), "profile", prof.Name, "sim", cfg.Sim,
 		"vreg_mv", prof.ChargeVoltageMV, "charging_enabled", !prof.NoBattery)
-
-	sampler := status.NewSampler(dev, battery.NewEstimator(prof, battery.Options{}), nil)
-	l, err := server.Listen(cfg.Socket)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(cfg.Socket)
-	srv := &http.Server{
-		Handler:           server.NewHandler(server.Deps{Status: sampler.Status, Sim: board, Log: log}),
-		ReadHeaderTimeout: 5 * time.Second,
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(l) }()
-	log.Info("serving", "socket", cfg.Socket)
+	smp := status.NewSampler(dev, battery.NewEstimator(prof, battery.Options{}), nil)
+	sampler.Store(smp)
 
 	var lastErr string
 	var lastLevel *string
 	step := func() {
-		err := sampler.Step()
+		err := smp.Step()
 		// Log changes only: gokrazy keeps 100 lines per service.
 		if msg := fmt.Sprint(err); err != nil && msg != lastErr {
 			log.Error("charger", "err", err)
@@ -137,7 +157,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			log.Info("charger readable again")
 			lastErr = ""
 		}
-		st := sampler.Status()
+		st := smp.Status()
 		if fmt.Sprint(deref(st.Level)) != fmt.Sprint(deref(lastLevel)) {
 			log.Info("battery level", "level", deref(st.Level), "percent", deref(st.BatteryPercent), "mv", deref(st.BatteryVoltageMV))
 			lastLevel = st.Level
@@ -158,15 +178,68 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	for {
 		select {
 		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
 			return nil
-		case err := <-serveErr:
-			return fmt.Errorf("serve: %w", err)
 		case <-t.C:
 			step()
 		}
+	}
+}
+
+// Retry delays: the first ones short, for a glitch on the bus at boot; then
+// once a minute, for a box whose board is missing or unplugged (one small
+// I²C read a minute costs nothing).
+const (
+	retryFirst = time.Second
+	retryMax   = time.Minute
+)
+
+// connect finds and programs the charger, retrying until it answers or ctx
+// ends (nil then).
+func connect(ctx context.Context, bus bq25792.Bus, opts *bq25792.Opts, log *slog.Logger) *bq25792.Dev {
+	wait := retryFirst
+	var lastErr string
+	for {
+		dev, err := bq25792.New(bus, opts)
+		if err == nil {
+			if lastErr != "" {
+				log.Info("charger answers")
+			}
+			return dev
+		}
+		if msg := err.Error(); msg != lastErr {
+			log.Warn("no charger yet, asking again", "err", err, "every", retryMax)
+			lastErr = msg
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// serve serves the socket until ctx ends. A socket that cannot be made
+// (another hatd still shutting down) or breaks is made again.
+func serve(ctx context.Context, srv *http.Server, path string, log *slog.Logger) {
+	wait := retryFirst
+	for {
+		l, err := server.Listen(path)
+		if err == nil {
+			log.Info("serving", "socket", path)
+			wait = retryFirst
+			err = srv.Serve(l)
+			if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
+				return
+			}
+		}
+		log.Error("socket", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, retryMax)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -10,14 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
 )
 
 func unixClient(sock string) *http.Client {
-	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		},
@@ -35,13 +38,30 @@ func tryStatus(c *http.Client) (status.Status, error) {
 	return st, err
 }
 
-func getStatus(t *testing.T, c *http.Client) status.Status {
+// waitStatus polls hatd until cond holds. Requests may fail only while hatd
+// is starting (no socket yet). The deadline only bounds a hang; run
+// returning early ends the wait at once.
+func waitStatus(t *testing.T, c *http.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
 	t.Helper()
-	st, err := tryStatus(c)
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := tryStatus(c)
+		if err == nil && cond(st) {
+			return st
+		}
+		if err != nil && !starting {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		select {
+		case runErr := <-done:
+			t.Fatalf("waiting for %s: run returned %v", what, runErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: last status %+v, error %v", what, st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return st
 }
 
 func TestRunSimulated(t *testing.T) {
@@ -65,17 +85,10 @@ func TestRunSimulated(t *testing.T) {
 	go func() { done <- run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
 
 	c := unixClient(sock)
-	deadline := time.Now().Add(10 * time.Second)
-	var st status.Status
-	for time.Now().Before(deadline) {
-		if got, err := tryStatus(c); err == nil {
-			if st = got; st.BatteryPercent != nil && st.Level != nil {
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !st.HardwareAvailable || st.BatteryPercent == nil || *st.Level != "ok" || *st.ChargerStatus != "not_charging" {
+	st := waitStatus(t, c, done, true, "a battery level", func(st status.Status) bool {
+		return st.BatteryPercent != nil && st.Level != nil
+	})
+	if !st.HardwareAvailable || *st.Level != "ok" || st.ChargerStatus == nil || *st.ChargerStatus != "not_charging" {
 		t.Fatalf("status %+v", st)
 	}
 	if p := *st.BatteryPercent; p < 70 || p > 100 {
@@ -87,21 +100,18 @@ func TestRunSimulated(t *testing.T) {
 		t.Fatalf("POST /sim: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, _ = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
+	resp, err = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
+	if err != nil {
+		t.Fatalf("POST /sim: %v", err)
+	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `"error"`) {
 		t.Errorf("bad control: %d %s", resp.StatusCode, body)
 	}
-	for time.Now().Before(deadline) {
-		if st = getStatus(t, c); st.Level != nil && *st.Level == "critical" {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if *st.Level != "critical" {
-		t.Fatalf("never critical: %+v", st)
-	}
+	waitStatus(t, c, done, false, "level critical", func(st status.Status) bool {
+		return st.Level != nil && *st.Level == "critical"
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -139,4 +149,135 @@ func TestConfigValidate(t *testing.T) {
 	if err != nil || c.Profile != "usb-only" || !c.Sim {
 		t.Errorf("env: %+v %v", c, err)
 	}
+}
+
+// flakyBus is the simulated board behind a bus that can be cut: every
+// transfer fails while down, as with a board that is unplugged or not yet
+// powered.
+type flakyBus struct {
+	*sim.Board
+	down atomic.Bool
+}
+
+var errBus = errors.New("i2c: remote I/O error")
+
+func (b *flakyBus) ReadRegU8(reg byte) (byte, error) {
+	if b.down.Load() {
+		return 0, errBus
+	}
+	return b.Board.ReadRegU8(reg)
+}
+
+func (b *flakyBus) WriteRegU8(reg, v byte) error {
+	if b.down.Load() {
+		return errBus
+	}
+	return b.Board.WriteRegU8(reg, v)
+}
+
+func (b *flakyBus) ReadRegU16BE(reg byte) (uint16, error) {
+	if b.down.Load() {
+		return 0, errBus
+	}
+	return b.Board.ReadRegU16BE(reg)
+}
+
+func (b *flakyBus) WriteRegU16BE(reg byte, v uint16) error {
+	if b.down.Load() {
+		return errBus
+	}
+	return b.Board.WriteRegU16BE(reg, v)
+}
+
+// A charger that does not answer at start, or stops answering, does not end
+// hatd: it serves hardware_available false and picks the board up again.
+func TestChargerAnswersLate(t *testing.T) {
+	cfg := DefaultConfig
+	cfg.Socket, cfg.Interval = filepath.Join(shortDir(t), "h.sock"), 100*time.Millisecond
+	prof, err := cfg.profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := &flakyBus{Board: sim.New(sim.Options{SoC: 0.7, Seed: 1})}
+	bus.down.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveBoard(ctx, cfg, prof, bus, nil, slog.New(slog.DiscardHandler)) }()
+	c := unixClient(cfg.Socket)
+	wait := func(what string, ok func(status.Status) bool) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			if st, err := tryStatus(c); err == nil && ok(st) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	wait("a status without a charger", func(st status.Status) bool {
+		return !st.HardwareAvailable && st.BatteryPercent == nil && st.Profile == prof.Name
+	})
+	bus.down.Store(false)
+	wait("the charger", func(st status.Status) bool { return st.HardwareAvailable && st.BatteryPercent != nil })
+	bus.down.Store(true)
+	wait("the charger to be missed", func(st status.Status) bool { return !st.HardwareAvailable })
+	bus.down.Store(false)
+	wait("the charger again", func(st status.Status) bool { return st.HardwareAvailable })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A socket that another hatd still holds is taken over once it is free.
+func TestSocketRetried(t *testing.T) {
+	sock := filepath.Join(shortDir(t), "h.sock")
+	other, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig
+	cfg.Sim, cfg.Socket, cfg.Interval = true, sock, 100*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	// While the other holds it, requests reach the other; then it goes.
+	go func() {
+		conn, err := other.Accept()
+		if err == nil {
+			conn.Close()
+		}
+	}()
+	if _, err := tryStatus(unixClient(sock)); err == nil {
+		t.Fatal("answered through the other's socket")
+	}
+	other.Close()
+	c := unixClient(sock)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if st, err := tryStatus(c); err == nil && st.HardwareAvailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("hatd never took the socket over")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hatd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

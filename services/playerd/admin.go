@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,9 +32,10 @@ import (
 
 // adminState is what the admin area keeps beside the box's parts.
 type adminState struct {
-	ready     sysinfo.Ready
-	powerReq  chan power.Action // taken by run, which then shuts down
-	restoreMu sync.Mutex        // one restore at a time
+	ready      sysinfo.Ready
+	systemHost string // the host name of the flags or the system
+	powerReq   chan power.Action // taken by run, which then shuts down
+	restoreMu  sync.Mutex        // one restore at a time
 }
 
 // loadConfig completes a restore a crash interrupted, then reads the
@@ -61,8 +63,25 @@ func (a *app) startAdmin() {
 	if a.cfg.Uploads != (library.Limits{}) {
 		a.lib.SetLimits(a.cfg.Uploads)
 	}
+	a.adm.systemHost = a.cfg.Hostname
+	if a.adm.systemHost == "" {
+		a.adm.systemHost, _ = os.Hostname() // newAuth logged a failure
+	}
 	a.settings.OnChange(a.applySettings)
-	a.display.Apply(displaySettings(a.settings.Get()))
+	s := a.settings.Get()
+	a.display.Apply(displaySettings(s))
+	a.applyHosts(s)
+}
+
+// applyHosts gives the Host check the names of the settings beside those of
+// the configuration. The system's own name stays allowed: the box is still
+// reached by it until the network announces the new one.
+func (a *app) applyHosts(s settings.Settings) {
+	extra := slices.Clone(a.cfg.AllowHosts)
+	if s.HostName != "" {
+		extra = append(extra, s.HostName, s.HostName+".local")
+	}
+	a.hosts.Set(a.adm.systemHost, append(extra, s.AllowedHosts...))
 }
 
 func displaySettings(s settings.Settings) display.Settings {
@@ -70,8 +89,7 @@ func displaySettings(s settings.Settings) display.Settings {
 }
 
 // applySettings runs after every change of the settings. Speech reads its
-// voice from the store at each announcement; the host names are the trust
-// plane's to read.
+// voice from the store at each announcement.
 func (a *app) applySettings(old, s settings.Settings) {
 	if old.Audio != s.Audio {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -82,6 +100,7 @@ func (a *app) applySettings(old, s settings.Settings) {
 		}
 	}
 	a.display.Apply(displaySettings(s))
+	a.applyHosts(s)
 	a.log.Info("settings changed")
 }
 
@@ -335,6 +354,6 @@ func (a *app) adminDeps(d *api.Deps) {
 	d.Settings = a.settings
 	d.Navigation = navigationAdmin{a}
 	d.LibraryAdmin = libraryAdmin{a}
-	d.System = systemAdmin{a}
+	d.SystemAdmin = systemAdmin{a}
 	d.Backup = backupAdmin{a}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,26 +19,45 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // startBox runs playerd's run() on a free port; stop ends it and waits.
 func startBox(t *testing.T, media, data string) (base string, stop func()) {
+	return startBoxWith(t, media, data, nil)
+}
+
+// testParams make argon2 cheap in tests; auth's benchmark measures the
+// real cost.
+var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1}
+
+// startBoxWith is startBox with a last say over the configuration. The box
+// is called "box", so Host: box:8090 names it.
+func startBoxWith(t *testing.T, media, data string, edit func(*Config)) (base string, stop func()) {
 	t.Helper()
-	return startBoxLogging(t, media, data, nil)
+	return bootBoxWith(t, media, data, edit, nil)
 }
 
 // startBoxLogging is startBox with playerd's log also written to w.
 func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string, stop func()) {
+	t.Helper()
+	return bootBoxWith(t, media, data, nil, w)
+}
+
+func bootBoxWith(t *testing.T, media, data string, edit func(*Config), w io.Writer) (base string, stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
-	cfg := Config{Listen: addr, Media: media, Data: data, Output: "null", Version: "test",
-		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none")}
+	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Version: "test",
+		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none"),
+		Hostname: "box", PasswordParams: testParams}
+	if edit != nil {
+		edit(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var logw io.Writer = &testLog{t: t, prefix: "playerd: "}
@@ -46,9 +66,17 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 	}
 	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(logw, nil))) }()
 	base = "http://" + addr
+	// The listener is open already: the request waits in its backlog until
+	// run serves, or fails when run gives up and closes it.
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		cancel()
+		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
+	}
+	resp.Body.Close()
 	// The API answers while the library scan runs; the tests want the
-	// library complete.
-	deadline := time.Now().Add(10 * time.Second)
+	// library complete. The deadline only bounds a hang.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var info struct {
 			Library struct{ Scanned bool } `json:"library"`
@@ -61,7 +89,7 @@ func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("playerd did not come up")
+			t.Fatal("the library scan did not finish")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -122,15 +150,21 @@ func TestAPIMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range []exchange{
+	// The client keeps the session cookie, as a browser would.
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	const pw = `"correct horse battery"`
+	exchanges := []exchange{
 		{"GET", "/api/health", "", 200},
 		{"GET", "/api/status", "", 200},
 		{"GET", "/api/info", "", 200},
 		{"GET", "/api/library", "", 200},
 		{"GET", "/api/home", "", 200},
+		{"GET", "/api/system", "", 200},
 		{"GET", "/api/system/metrics", "", 200},
-		{"GET", "/api/hat/status", "", 503},
-		{"GET", "/api/mupihat/status", "", 503},
+		{"GET", "/api/hat/status", "", 200},
+		{"GET", "/api/mupihat/status", "", 200},
+		{"GET", "/api/admin/auth", "", 200},
 		{"GET", "/api/cover/" + id, "", 404},
 		{"POST", "/api/command", `{"action":"play"}`, 409},
 		{"POST", "/api/command", `{"action":"folder","folder_id":"` + id + `"}`, 200},
@@ -144,7 +178,27 @@ func TestAPIMatchesReference(t *testing.T) {
 		{"GET", "/api/ui-state", "", 200},
 		{"GET", "/api/display/screenshot", "", 200},
 		{"POST", "/api/admin/library/rescan", `{}`, 200},
-	} {
+		// The administrator password: none yet, the first, a session, a
+		// change refused, logout, login.
+		{"GET", "/api/admin/auth", "", 200},
+		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 409},
+		{"PUT", "/api/admin/password", `{"new_password":"short"}`, 400},
+		{"PUT", "/api/admin/password", `{"new_password":` + pw + `}`, 200},
+		{"GET", "/api/admin/auth", "", 200},
+		{"POST", "/api/admin/library/rescan", `{}`, 200},
+		{"PUT", "/api/admin/password", `{"current_password":"not the password","new_password":"another password"}`, 403},
+		{"POST", "/api/admin/logout", "", 200},
+		{"POST", "/api/admin/library/rescan", `{}`, 401},
+		{"POST", "/api/admin/logout", "", 401},
+		{"PUT", "/api/admin/password", `{"current_password":` + pw + `,"new_password":"another password"}`, 401},
+		{"POST", "/api/admin/login", `{"password":"not the password"}`, 401},
+		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 200},
+	}
+	for range 5 {
+		exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":"a wrong guess"}`, 401})
+	}
+	exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":` + pw + `}`, 429})
+	for _, x := range exchanges {
 		var body io.Reader
 		if x.body != "" {
 			body = strings.NewReader(x.body)
@@ -153,7 +207,7 @@ func TestAPIMatchesReference(t *testing.T) {
 		if x.body != "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // battery connects playerd to hatd: the API's status source, the monitor,
@@ -31,13 +32,22 @@ func newBattery(socket string) *battery {
 	return &battery{client: hat.NewClient(socket, time.Second), critical: make(chan struct{})}
 }
 
-// hatSource is the API's status source, nil without hatd (the API then
-// answers 503).
+// hatSource is the API's status source; without hatd it says that there
+// is no board, so pollers get the same shape either way.
 func (b *battery) hatSource() api.HatSource {
 	if b == nil {
-		return nil
+		return hat.NotConfigured{}
 	}
 	return b.client
+}
+
+// systemBattery is the battery part of /api/system.
+func (b *battery) systemBattery() system.Battery {
+	if b == nil {
+		return system.Battery{}
+	}
+	s := b.client.Battery()
+	return system.Battery{Available: s.Available, Percent: s.Percent, Charging: s.Charging}
 }
 
 // start polls hatd until ctx ends.

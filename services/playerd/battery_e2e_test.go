@@ -56,14 +56,13 @@ func TestBatteryEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
 	data := filepath.Join(tmp, "data")
 	media := filepath.Join(tmp, "media")
 	if err := os.MkdirAll(media, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	powerOff := make(chan state.Saved, 1)
-	cfg := Config{Listen: addr, Media: media, Data: data, Output: "null", Hat: sock, Version: "test",
+	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Hat: sock, Version: "test",
 		PowerOff: func(context.Context) error {
 			// By now the state must be on disk.
 			var s state.Saved

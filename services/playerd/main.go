@@ -1,90 +1,54 @@
 // playerd is the storybox player: the local HTTP API on :8090, the library,
 // the player engine, speech and the display.
+//
+// Every flag can also be set by the environment variable named in its help.
+// A configuration that cannot work (a malformed flag, -output or -listen)
+// ends playerd with status 125, which tells gokrazy not to restart it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"github.com/storybox/storybox/services/playerd/internal/library"
-	"github.com/storybox/storybox/services/playerd/internal/power"
-	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
-// Config is everything playerd is told at start.
-type Config struct {
-	Listen  string
-	Media   string
-	Data    string
-	Output  string
-	Hat     string
-	Version string
-	// The speech program, its voice data, and an optional speech server.
-	SpeechProgram, SpeechData, SpeechRemote string
-	// The screen and its touch panel: see newDisplay.
-	FB, Console, Touch, TouchAxes string
-	// PowerOff switches the box off on a critical battery or a parent's
-	// request, Reboot restarts it; nil means the system's on gokrazy and
-	// only a log line elsewhere. Tests inject their own.
-	PowerOff, Reboot power.Func
-	// Uploads bounds uploads to the library; zero: library.DefaultLimits.
-	Uploads library.Limits
-}
-
-func parseFlags(args []string) (Config, error) {
-	fs := flag.NewFlagSet("playerd", flag.ContinueOnError)
-	c := Config{Version: version}
-	fs.StringVar(&c.Listen, "listen", env("PLAYERD_LISTEN", ":8090"), "address of the HTTP API (env PLAYERD_LISTEN)")
-	fs.StringVar(&c.Media, "media", env("PLAYERD_MEDIA", "/perm/media"), "library root: folders of audio files (env PLAYERD_MEDIA)")
-	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
-	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
-	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
-	fs.StringVar(&c.SpeechProgram, "speech-program", env("PLAYERD_SPEECH_PROGRAM", speech.DefaultProgram), "speech program: text on stdin, WAV on stdout (env PLAYERD_SPEECH_PROGRAM)")
-	fs.StringVar(&c.SpeechData, "speech-data", env("PLAYERD_SPEECH_DATA", speech.DefaultDataDir), "voice data of the speech program (env PLAYERD_SPEECH_DATA)")
-	fs.StringVar(&c.SpeechRemote, "speech-remote", env("PLAYERD_SPEECH_REMOTE", ""), "URL of a speech server on the home network, tried before the local voice; empty: none (env PLAYERD_SPEECH_REMOTE)")
-	fs.StringVar(&c.FB, "fb", env("PLAYERD_FB", "auto"), "framebuffer device; auto: /dev/fb0 if present, none: headless (env PLAYERD_FB)")
-	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
-	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
-	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	return c, nil
-}
-
-func env(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
-	}
-	return def
-}
+// exitNoRestart is gokrazy's "do not restart" status: restarting with the
+// same flags every second would only repeat the same error.
+const exitNoRestart = 125
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:])
-	if err != nil {
-		if err == flag.ErrHelp {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "playerd:", err)
-		os.Exit(2)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	code := start(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// start is main without the process around it: it logs to stderr and
+// returns the exit status.
+func start(ctx context.Context, args []string, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		log.Error("configuration unusable, not restarting", "error", err)
+		return exitNoRestart
+	}
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("playerd stopped", "error", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

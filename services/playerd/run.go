@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -25,6 +25,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // app is the running box: the parts run starts and the API reaches.
@@ -39,25 +40,34 @@ type app struct {
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
 	homeCfg  atomic.Pointer[home.Config] // nil: derived from the library
 	metrics  *metrics.Reader
+	system   system.Reader
 	battery  *battery // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
+	auth     *auth.Manager
+	hosts    *auth.Hosts
 	adm      adminState
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	start := time.Now()
+	if cfg.Listener != nil {
+		defer cfg.Listener.Close() // also when run fails before it serves
+	}
 	opener, err := output.Parse(cfg.Output)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
-		return fmt.Errorf("data directory: %w", err)
+		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
 	a := &app{cfg: cfg, log: log}
+	if err := a.newAuth(); err != nil {
+		return err
+	}
 	a.loadConfig()
 	if a.boxID, err = settings.BoxID(cfg.Data); err != nil {
-		return err
+		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
 	// The view from the scan cache takes a directory walk and reads no media
@@ -72,7 +82,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("player state unreadable, starting fresh", "error", err)
 	}
 	a.saved.Store(&restored)
-	a.saver = state.NewSaver(cfg.Data, func(err error) { log.Error("state", "error", err) })
+	a.saver = state.NewSaver(cfg.Data, a.reportSave)
 	audio := a.settings.Get().Audio
 	a.player = player.New(player.Config{
 		Open:           opener,
@@ -81,9 +91,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
-		Save: func(s state.Saved) {
+		Save: func(s state.Saved, u state.Urgency) {
 			a.saved.Store(&s)
-			a.saver.Save(s)
+			a.saver.Save(s, u)
 		},
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)
@@ -98,6 +108,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
+	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -111,12 +122,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			log.Error("listen", "error", err) // serve tries again
+		}
 	}
-	a.adm.ready = sysinfo.MarkReady("/proc", start)
-	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
+	if ln != nil {
+		a.adm.ready = sysinfo.MarkReady("/proc", start)
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -133,13 +148,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			errc <- fmt.Errorf("player: %w", err)
 		}
 	}()
-	go func() {
-		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http: %w", err)
-		}
-	}()
+	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	a.startBattery(ctx, &wg)
+	if !a.lib.Scanned() {
+		wg.Go(func() { a.scanUntilDone(ctx) })
+	}
+	a.startResetWatch(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
@@ -199,9 +213,12 @@ func (a *app) handler() http.Handler {
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
+		System:  func() any { return a.system.Read() },
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Auth:    a.auth,
+		Hosts:   a.hosts,
 	}
 	a.adminDeps(&d)
 	return api.NewHandler(d)
@@ -214,9 +231,8 @@ func (a *app) home() home.Home {
 // info is GET /api/info: the version and what interfaces need to know.
 func (a *app) info() map[string]any {
 	s := a.settings.Get()
-	return map[string]any{
+	info := map[string]any{
 		"version":             a.cfg.Version,
-		"box_id":              a.boxID,
 		"language":            s.Language,
 		"backend":             "storybox",
 		"simulation":          false,
@@ -227,5 +243,10 @@ func (a *app) info() map[string]any {
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
 		"library":             a.lib.Report(),
+		"storage":             a.storage(),
 	}
+	if a.boxID != "" {
+		info["box_id"] = a.boxID
+	}
+	return info
 }

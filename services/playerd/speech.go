@@ -19,7 +19,11 @@ const speechCacheBytes = 50 << 20
 func (a *app) newSpeech() *speech.Service {
 	local := &speech.ExecVoice{Program: a.cfg.SpeechProgram, DataDir: a.cfg.SpeechData}
 	if err := local.Available(); err != nil {
-		a.log.Warn("speech program unavailable", "error", err)
+		msg := "no voice: announcements are off"
+		if a.cfg.SpeechRemote != "" {
+			msg = "no local voice: announcements only while the speech server answers"
+		}
+		a.log.Warn(msg, "error", err)
 	}
 	cache, err := speech.OpenCache(filepath.Join(a.cfg.Data, "speech-cache"), speechCacheBytes)
 	if err != nil {

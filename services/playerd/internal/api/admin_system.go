@@ -16,14 +16,14 @@ type SystemAdmin interface {
 	Power(a power.Action) (dryRun bool, err error)
 }
 
-var errNoSystem = fault.New(fault.Unavailable, "system information unavailable")
+var errNoSystemAdmin = fault.New(fault.Unavailable, "system information unavailable")
 
-func (h *handler) system(w http.ResponseWriter, r *http.Request) {
-	if h.System == nil {
-		h.fail(w, r, errNoSystem)
+func (h *handler) adminSystem(w http.ResponseWriter, r *http.Request) {
+	if h.SystemAdmin == nil {
+		h.fail(w, r, errNoSystemAdmin)
 		return
 	}
-	writeJSON(w, http.StatusOK, h.System.Info())
+	writeJSON(w, http.StatusOK, h.SystemAdmin.Info())
 }
 
 // power is POST /api/admin/system/power {"action":"reboot"|"poweroff"}:
@@ -41,11 +41,11 @@ func (h *handler) power(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if h.System == nil {
-		h.fail(w, r, errNoSystem)
+	if h.SystemAdmin == nil {
+		h.fail(w, r, errNoSystemAdmin)
 		return
 	}
-	dry, err := h.System.Power(a)
+	dry, err := h.SystemAdmin.Power(a)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -82,12 +84,28 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 		},
 		Info:    func() any { return map[string]any{"version": "test", "max_volume": 70} },
 		Metrics: func() any { return map[string]any{"cpu_percent": nil} },
+		System:  func() any { return map[string]any{"online": true} },
 	}
+	d.Auth, d.Hosts = testAuth(t)
 	if deps != nil {
 		deps(&d)
 	}
 	b.srv = NewHandler(d)
 	return b
+}
+
+// testParams make argon2 cheap: the tests exercise the logic, the
+// benchmark in package auth the cost.
+var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1}
+
+// testAuth is a box without a password whose host name is "box", the name
+// the tests send in Host.
+func testAuth(t testing.TB) (*auth.Manager, *auth.Hosts) {
+	m, err := auth.New(auth.Config{Dir: t.TempDir(), Params: testParams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, auth.NewHosts("box", nil)
 }
 
 // call sends a request; body "" means none. It returns status and decoded JSON.
@@ -157,6 +175,7 @@ func TestStatusQueries(t *testing.T) {
 func TestLibraryAndCover(t *testing.T) {
 	b := newBox(t, nil)
 	req := httptest.NewRequest("GET", "/api/library", nil)
+	req.Host = "box:8090"
 	rec := httptest.NewRecorder()
 	b.srv.ServeHTTP(rec, req)
 	var folders []library.Folder
@@ -342,7 +361,7 @@ func TestSpeakRefusals(t *testing.T) {
 		{speech.ErrEmpty, 400, "text is empty", ""},
 		{fmt.Errorf("%w (8)", speech.ErrBusy), 429, "too many announcements waiting (8)", "5"},
 		{fmt.Errorf("%w: /usr/lib/storybox-speak is not an executable file", speech.ErrUnavailable), 503, "no voice available", ""},
-		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "internal error", ""},
+		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "speech failed", ""},
 	} {
 		s.err = tc.err
 		code, resp, hdr := b.call("POST", "/api/speak", `{"text":"Hallo"}`)
@@ -393,6 +412,23 @@ func TestHatStatus(t *testing.T) {
 	if code, body, _ := b.call("GET", "/api/hat/status", ""); code != 503 || body["error"] != "battery board service unavailable" {
 		t.Errorf("hatd down: %d %v, want 503 without the socket's path", code, body)
 	}
+	b = newBox(t, func(d *Deps) {
+		d.Hat = fakeHat{err: &fault.Error{Kind: fault.Unavailable, Msg: "battery board service unavailable", Cause: errors.New("dial unix /run/hatd.sock"), RetryAfter: 2500 * time.Millisecond}}
+	})
+	if code, body, h := b.call("GET", "/api/mupihat/status", ""); code != 503 || h.Get("Retry-After") != "3" || body["error"] != "battery board service unavailable" {
+		t.Errorf("hatd restarting: %d %v Retry-After %q", code, body, h.Get("Retry-After"))
+	}
+}
+
+// What Home Assistant reads every few seconds answers 200 with JSON.
+func TestSystemAndAdminAuth(t *testing.T) {
+	b := newBox(t, nil)
+	if code, body, _ := b.call("GET", "/api/system", ""); code != 200 || body["online"] != true {
+		t.Errorf("/api/system: %d %v", code, body)
+	}
+	if code, body, _ := b.call("GET", "/api/admin/auth", ""); code != 200 || body["protected"] != false || body["authenticated"] != true {
+		t.Errorf("/api/admin/auth: %d %v", code, body)
+	}
 }
 
 func TestRescanFindsNewFolders(t *testing.T) {
@@ -419,5 +455,23 @@ func TestHomeCarriesPlayableCommands(t *testing.T) {
 	code, st, _ := b.call("POST", "/api/command", string(cmd))
 	if code != 200 || st["state"] != "playing" {
 		t.Errorf("the home item's command %s: %d %v", cmd, code, st)
+	}
+}
+
+// Every failure of the box is named for the client, never by its cause.
+func TestFailuresAreNamed(t *testing.T) {
+	cause := errors.New("open /perm/media/x/cover.jpg: input/output error")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{cause, "library scan failed"},
+		{fault.Wrap(fault.Internal, cause, "cache unreadable"), "cache unreadable"},
+		{fmt.Errorf("x: %w", fault.New(fault.Conflict, "queue is empty")), "x: queue is empty"},
+		{fmt.Errorf("x: %w", fault.NotFound), "x: not found"},
+	} {
+		if got := fault.Message(failed("library scan failed", tc.err)); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ func BenchmarkGetStatus(b *testing.B) {
 	box.t = t
 	box.call("POST", "/api/command", `{"action":"folder","folder_id":"`+box.folderID("Folge A")+`"}`)
 	req := httptest.NewRequest("GET", "/api/status", nil)
+	req.Host = "box:8090"
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()

@@ -37,7 +37,7 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := h.Display.ShowMessage(req)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, failed("message could not be shown", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": m})
@@ -70,7 +70,7 @@ func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
 	}
 	png, err := h.Display.Screenshot(r.Context())
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, failed("screenshot failed", err))
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")

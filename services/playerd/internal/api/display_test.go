@@ -41,12 +41,14 @@ func newScreenAPI(t *testing.T) (http.Handler, *display.Display) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewHandler(Deps{Version: "test", Player: p, Display: d}), d
+	m, hosts := testAuth(t)
+	return NewHandler(Deps{Version: "test", Player: p, Display: d, Auth: m, Hosts: hosts}), d
 }
 
 func do(t *testing.T, h http.Handler, method, path, ctype, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "box:8090"
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -166,7 +168,8 @@ func TestPostMessageRejects(t *testing.T) {
 }
 
 func TestScreenEndpointsWithoutDisplay(t *testing.T) {
-	h := NewHandler(Deps{Version: "test", Player: &screenPlayer{}})
+	m, hosts := testAuth(t)
+	h := NewHandler(Deps{Version: "test", Player: &screenPlayer{}, Auth: m, Hosts: hosts})
 	for _, path := range []string{"/api/display/screenshot", "/api/message", "/api/ui-state"} {
 		if rec := do(t, h, http.MethodGet, path, "", ""); rec.Code != http.StatusServiceUnavailable ||
 			!bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {

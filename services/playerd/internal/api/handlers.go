@@ -31,6 +31,10 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.Metrics())
 }
 
+func (h *handler) system(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.System())
+}
+
 func (h *handler) library(w http.ResponseWriter, r *http.Request) {
 	folders := h.Library.Folders()
 	if folders == nil {
@@ -45,7 +49,7 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, library.ErrNotFound) {
 			err = fault.New(fault.NotFound, "no cover for this id")
 		}
-		h.fail(w, r, err)
+		h.fail(w, r, failed("cover could not be read", err))
 		return
 	}
 	w.Header().Set("Content-Type", mimeType)
@@ -57,7 +61,7 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
 	stats, err := h.Library.Scan()
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, failed("library scan failed", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"folders": stats.Folders, "tracks": stats.Tracks})
@@ -87,7 +91,7 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.Player.Do(r.Context(), cmd)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, failed("command failed", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
@@ -117,7 +121,7 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 	}
 	started, err := h.Speaker.Speak(r.Context(), *req.Text, req.Language)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, failed("speech failed", err))
 		return
 	}
 	if !started {

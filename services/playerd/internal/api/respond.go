@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -60,6 +61,18 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 	}
 	h.writeError(w, r, statusOf(kind), fault.Message(err))
+}
+
+// failed names a failure of the box: an error that carries no kind of its
+// own becomes an internal one told to the client as what ("library scan
+// failed"), not as a bare "internal error"; its cause stays for the log.
+// Errors that have a kind already keep it and their message.
+func failed(what string, err error) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) || fault.KindOf(err) != fault.Internal {
+		return err
+	}
+	return fault.Wrap(fault.Internal, err, what)
 }
 
 // writeError is the only place that writes an error response; handlers go

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -48,15 +49,20 @@ type Deps struct {
 	Home    func() any // the /api/home model
 	Info    func() any // the /api/info object
 	Metrics func() any // the /api/system/metrics object
+	System  func() any // the /api/system object
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
 	Display Display    // optional
+	// Auth holds the administrator password and sessions; Hosts the names
+	// the box answers to. Both are required.
+	Auth  *auth.Manager
+	Hosts *auth.Hosts
 	// The admin area, by capability (admin_*.go); each optional.
 	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
 	Settings     SettingsAdmin
 	Navigation   NavigationAdmin
 	LibraryAdmin LibraryAdmin
-	System       SystemAdmin
+	SystemAdmin  SystemAdmin
 	Backup       BackupAdmin
 }
 
@@ -67,6 +73,9 @@ type handler struct {
 
 // NewHandler returns the API with its middleware.
 func NewHandler(d Deps) http.Handler {
+	if d.Auth == nil || d.Hosts == nil {
+		panic("api: Deps.Auth and Deps.Hosts are required")
+	}
 	h := &handler{Deps: d, log: d.Log}
 	r := mux.NewRouter()
 	h.routes(r)
@@ -76,7 +85,12 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	return securityHeaders(h.sameOrigin(r))
+	// Outside in: every response gets the security headers; a foreign Host
+	// and a cross-site write are refused before anything else runs; then
+	// the request becomes a caller, and the guard applies the protection
+	// rules by path, so routes added under /api/admin/ are covered
+	// without further ado.
+	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(r)))))
 }
 
 // routes is the whole API.
@@ -95,6 +109,7 @@ func (h *handler) routes(r *mux.Router) {
 	get("/api/home", h.home)
 	get("/api/hat/status", h.hatStatus)
 	get("/api/mupihat/status", h.hatStatus)
+	get("/api/system", h.system)
 	get("/api/system/metrics", h.metrics)
 	get("/api/message", h.activeMessage)
 	get("/api/ui-state", h.uiState)
@@ -104,8 +119,14 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/speak", h.speak)
 	post("/api/message", h.message)
 
-	// The admin area. JSON bodies are at most MaxBody; uploads have the
+	// The admin area: /api/admin/auth and /api/admin/login are open,
+	// everything else under /api/admin/ needs a session once a password
+	// is set (guard). JSON bodies are at most MaxBody; uploads have the
 	// library's limits.
+	get("/api/admin/auth", h.authStatus)
+	post("/api/admin/login", h.login)
+	post("/api/admin/logout", h.logout)
+	put("/api/admin/password", h.setPassword)
 	get("/api/admin/settings", h.getSettings)
 	put("/api/admin/settings", h.putSettings)
 	get("/api/admin/navigation", h.getNavigation)
@@ -118,7 +139,7 @@ func (h *handler) routes(r *mux.Router) {
 	del("/api/admin/library/folders/{id}", h.deleteFolder)
 	post("/api/admin/library/folders/{id}/files", h.uploadFiles)
 	put("/api/admin/library/folders/{id}/cover", h.setCover)
-	get("/api/admin/system", h.system)
+	get("/api/admin/system", h.adminSystem)
 	post("/api/admin/system/power", h.power)
 	get("/api/admin/backup", h.backup)
 	post("/api/admin/restore", h.restore)

@@ -6,6 +6,7 @@ import (
 	"image"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/home"
@@ -48,64 +49,71 @@ func (s *fakeScreen) count() int {
 }
 
 // TestDrawsOnlyOnChange: the screen gets a frame when what it shows
-// changes, not when the player reports a change nobody can see.
+// changes, not when the player reports a change nobody can see. It runs in a
+// synctest bubble to know when Run has handled a change that draws nothing.
 func TestDrawsOnlyOnChange(t *testing.T) {
-	p := newFakePlayer(playingStatus())
-	scr := &fakeScreen{}
-	d, _ := newTestDisplay(t, p, func(o *Options) { o.Screen = scr })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- d.Run(ctx) }()
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePlayer(playingStatus())
+		scr := &fakeScreen{}
+		d, _ := newTestDisplay(t, p, func(o *Options) { o.Screen = scr })
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // a failed check leaves no goroutine behind in the bubble
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
 
-	waitFor(t, func() bool { return scr.count() == 1 })
-	// Sub-second progress (83.4 s → 83.7 s) is invisible: no new frame.
-	p.set(func(st *player.Status) { st.Position += 0.3 })
-	d.SetBatteryLow(false)
-	time.Sleep(50 * time.Millisecond)
-	if n := scr.count(); n != 1 {
-		t.Fatalf("%d frames after invisible changes, want 1", n)
-	}
-	p.set(func(st *player.Status) { st.Volume = 40 })
-	waitFor(t, func() bool { return scr.count() == 2 })
-	d.SetBatteryLow(true)
-	waitFor(t, func() bool { return scr.count() == 3 })
+		waitFor(t, func() bool { return scr.count() == 1 })
+		// Sub-second progress (83.4 s → 83.7 s) is invisible: no new frame.
+		p.set(func(st *player.Status) { st.Position += 0.3 })
+		d.SetBatteryLow(false)
+		synctest.Wait() // Run has taken both in and waits again
+		if n := scr.count(); n != 1 {
+			t.Fatalf("%d frames after invisible changes, want 1", n)
+		}
+		p.set(func(st *player.Status) { st.Volume = 40 })
+		waitFor(t, func() bool { return scr.count() == 2 })
+		d.SetBatteryLow(true)
+		waitFor(t, func() bool { return scr.count() == 3 })
 
-	// What the screen got is what the screenshot shows.
-	shot := snap(t, d)
-	scr.mu.Lock()
-	n := diffPixels(shot, scr.last, shot.Bounds())
-	scr.mu.Unlock()
-	if n != 0 {
-		t.Errorf("screenshot differs from the screen in %d pixels", n)
-	}
+		// What the screen got is what the screenshot shows.
+		shot := snap(t, d)
+		scr.mu.Lock()
+		n := diffPixels(shot, scr.last, shot.Bounds())
+		scr.mu.Unlock()
+		if n != 0 {
+			t.Errorf("screenshot differs from the screen in %d pixels", n)
+		}
 
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !scr.closed {
-		t.Error("Run did not close the screen")
-	}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if !scr.closed {
+			t.Error("Run did not close the screen")
+		}
+	})
 }
 
 // TestMessageExpiresOnScreen: Run takes the overlay down by itself when
-// duration_ms is over.
+// duration_ms is over. In a synctest bubble the 200 ms are fake time, so a
+// slow test cannot miss the frame with the message.
 func TestMessageExpiresOnScreen(t *testing.T) {
-	scr := &fakeScreen{}
-	d, err := New(Options{Player: newFakePlayer(idleStatus()), Screen: scr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go d.Run(ctx)
-	waitFor(t, func() bool { return scr.count() == 1 })
-	showMessage(t, d, "", "Kurz", 200)
-	waitFor(t, func() bool { return scr.count() == 2 })
-	waitFor(t, func() bool { return scr.count() == 3 })
-	if d.ActiveMessage() != nil {
-		t.Error("message still active")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		scr := &fakeScreen{}
+		d, err := New(Options{Player: newFakePlayer(idleStatus()), Screen: scr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go d.Run(ctx)
+		waitFor(t, func() bool { return scr.count() == 1 })
+		showMessage(t, d, "", "Kurz", 200)
+		waitFor(t, func() bool { return scr.count() == 2 })
+		waitFor(t, func() bool { return scr.count() == 3 })
+		if d.ActiveMessage() != nil {
+			t.Error("message still active")
+		}
+	})
 }
 
 func TestNewRejects(t *testing.T) {

@@ -2,7 +2,9 @@ package display
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"image"
 	"image/draw"
 	"image/png"
@@ -137,14 +139,47 @@ func checkGolden(t *testing.T, name string, got *image.RGBA) {
 	}
 	want := readPNG(t, path)
 	if n := diffPixels(got, want, got.Bounds()); n > maxDiffPixels {
-		out := filepath.Join(t.TempDir(), name+".png")
-		if f, err := os.Create(out); err == nil {
-			png.Encode(f, got)
-			f.Close()
+		out, err := writeArtifact(name+".png", got)
+		if err != nil {
+			out = fmt.Sprintf("nowhere (%v)", err)
 		}
 		t.Errorf("%s: %d pixels differ from %s (tolerance %d); got written to %s; run go test -update after checking it",
 			name, n, path, maxDiffPixels, out)
 	}
+}
+
+// writeArtifact saves img as build/test-artifacts/display/name in the
+// repository, where it outlives the test (t.TempDir would not) for a person
+// or CI to look at.
+func writeArtifact(name string, img image.Image) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	dir = filepath.Join(dir, "build", "test-artifacts", "display")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return "", err
+	}
+	return out, f.Close()
 }
 
 func readPNG(t testing.TB, path string) image.Image {

@@ -30,9 +30,26 @@ const (
 // (socket path, hatd's answer) is for the log, not for API clients.
 var ErrUnavailable = fault.New(fault.Unavailable, "battery board service unavailable")
 
-// Client fetches hatd's status. Safe for concurrent use.
+// Grace is how long hatd may be unreachable, counted from its last answer
+// (or from playerd's start), before the board counts as absent. Within it
+// the API answers 503, a passing outage worth retrying: gokrazy restarts a
+// crashed hatd after about a second and hatd answers a second later, so
+// 10 s covers a restart twice over and is two polls of Home Assistant.
+// After it the API answers 200 with hardware_available false, because a
+// client that polls the status (Home Assistant fails its whole update on a
+// 5xx) must not break on a box whose board is gone for good.
+const Grace = 10 * time.Second
+
+// Client fetches hatd's status and remembers when hatd last answered. Safe
+// for concurrent use.
 type Client struct {
-	http *http.Client
+	http  *http.Client
+	grace time.Duration
+	now   func() time.Time
+
+	mu     sync.Mutex
+	lastOK time.Time // hatd's last answer; playerd's start before the first
+	last   summary   // what that answer said
 }
 
 // NewClient returns a client for the socket. timeout bounds each request;
@@ -49,37 +66,120 @@ func NewClient(socket string, timeout time.Duration) *Client {
 		MaxIdleConns:    2,
 		IdleConnTimeout: 30 * time.Second,
 	}
-	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}}
+	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}, grace: Grace, now: time.Now, lastOK: time.Now()}
 }
 
-// HatStatus returns hatd's status object unchanged.
+// HatStatus is the status the API serves: hatd's, unchanged, when it
+// answers; an ErrUnavailable with a retry hint while it has been
+// unreachable for less than Grace; after that the absent status.
 func (c *Client) HatStatus(ctx context.Context) (json.RawMessage, error) {
+	raw, _, err := c.fetch(ctx)
+	if err == nil || ctx.Err() != nil {
+		return raw, err
+	}
+	c.mu.Lock()
+	left := c.grace - c.now().Sub(c.lastOK)
+	c.mu.Unlock()
+	if left > 0 {
+		return nil, &fault.Error{Kind: fault.Unavailable, Msg: ErrUnavailable.Msg, Cause: err, RetryAfter: left}
+	}
+	return absent(ReasonUnreachable), nil
+}
+
+// Battery is the battery as hatd last reported it; the zero Battery when
+// hatd has not answered within Grace.
+func (c *Client) Battery() Battery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.last
+	if c.now().Sub(c.lastOK) >= c.grace || s.HardwareAvailable == nil || !*s.HardwareAvailable ||
+		s.BatteryPresent == nil || !*s.BatteryPresent {
+		return Battery{}
+	}
+	return Battery{Available: true, Percent: s.BatteryPercent, Charging: s.Charging != nil && *s.Charging}
+}
+
+// Battery is the battery part of GET /api/system.
+type Battery struct {
+	Available bool
+	Percent   *int
+	Charging  bool
+}
+
+// fetch asks hatd for its status: the object as sent, and the part
+// playerd acts on.
+func (c *Client) fetch(ctx context.Context) (json.RawMessage, summary, error) {
+	var s summary
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://hatd/status", nil)
 	if err != nil {
-		return nil, err
+		return nil, s, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, s, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read: %w", ErrUnavailable, err)
+		return nil, s, fmt.Errorf("%w: read: %w", ErrUnavailable, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: hatd answered %s", ErrUnavailable, resp.Status)
+		return nil, s, fmt.Errorf("%w: hatd answered %s", ErrUnavailable, resp.Status)
 	}
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("%w: hatd sent invalid JSON", ErrUnavailable)
+	if err := json.Unmarshal(body, &s); err != nil {
+		return nil, s, fmt.Errorf("%w: hatd sent invalid JSON: %w", ErrUnavailable, err)
 	}
-	return json.RawMessage(body), nil
+	c.mu.Lock()
+	c.lastOK, c.last = c.now(), s
+	c.mu.Unlock()
+	return json.RawMessage(body), s, nil
 }
 
-// summary is the part of the status the monitor acts on.
+// Reasons the API gives for hardware_available false when it cannot ask
+// the board.
+const (
+	ReasonNotConfigured = "no battery board service configured"
+	ReasonUnreachable   = "battery board service not reachable"
+)
+
+// NotConfigured is the status source of a box without hatd.
+type NotConfigured struct{}
+
+// HatStatus returns the absent status.
+func (NotConfigured) HatStatus(context.Context) (json.RawMessage, error) {
+	return absent(ReasonNotConfigured), nil
+}
+
+// absentStatus has the shape of hatd's status with nothing known, and why.
+type absentStatus struct {
+	HardwareAvailable bool       `json:"hardware_available"`
+	BatteryPresent    *bool      `json:"battery_present"`
+	BatteryPercent    *int       `json:"battery_percent"`
+	BatteryVoltageMV  *int       `json:"battery_voltage_mv"`
+	BatteryCurrentMA  *int       `json:"battery_current_ma"`
+	Charging          *bool      `json:"charging"`
+	ChargerStatus     *string    `json:"charger_status"`
+	ExternalPower     *bool      `json:"external_power"`
+	VBUSmV            *int       `json:"vbus_mv"`
+	TemperatureC      *float64   `json:"temperature_c"`
+	Level             *string    `json:"level"`
+	Profile           *string    `json:"profile"`
+	UpdatedAt         *time.Time `json:"updated_at"`
+	Reason            string     `json:"reason"`
+}
+
+func absent(reason string) json.RawMessage {
+	b, _ := json.Marshal(absentStatus{Reason: reason}) // cannot fail: fixed types
+	return b
+}
+
+// summary is the part of the status playerd acts on.
 type summary struct {
-	Level          *Level `json:"level"`
-	BatteryPercent *int   `json:"battery_percent"`
+	HardwareAvailable *bool  `json:"hardware_available"`
+	BatteryPresent    *bool  `json:"battery_present"`
+	BatteryPercent    *int   `json:"battery_percent"`
+	Charging          *bool  `json:"charging"`
+	Level             *Level `json:"level"`
 }
 
 // LevelChange is one confirmed transition of the battery level.
@@ -102,9 +202,7 @@ type MonitorOptions struct {
 
 // Monitor polls hatd. Its zero value is not usable; use NewMonitor.
 type Monitor struct {
-	src interface {
-		HatStatus(ctx context.Context) (json.RawMessage, error)
-	}
+	src  *Client
 	opts MonitorOptions
 
 	mu        sync.Mutex
@@ -137,13 +235,7 @@ func (m *Monitor) Run(ctx context.Context) {
 
 // Poll polls once.
 func (m *Monitor) Poll(ctx context.Context) {
-	raw, err := m.src.HatStatus(ctx)
-	var s summary
-	if err == nil {
-		if jerr := json.Unmarshal(raw, &s); jerr != nil {
-			err = fmt.Errorf("%w: %w", ErrUnavailable, jerr)
-		}
-	}
+	_, s, err := m.src.fetch(ctx)
 	if ctx.Err() != nil {
 		return // shutting down: not hatd's fault
 	}

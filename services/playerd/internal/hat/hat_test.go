@@ -2,15 +2,19 @@ package hat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // fakeHatd serves body on a Unix socket; Stop and Start simulate hatd
@@ -75,7 +79,9 @@ func (f *fakeHatd) Stop() {
 
 func TestClient(t *testing.T) {
 	f := newFakeHatd(t)
-	c := NewClient(f.sock, 200*time.Millisecond)
+	// Answers are awaited generously; only the hang below needs a short
+	// timeout, and has a client of its own.
+	c := NewClient(f.sock, 10*time.Second)
 	ctx := context.Background()
 	raw, err := c.HatStatus(ctx)
 	if err != nil || string(raw) != `{"level":"ok","battery_percent":80}` {
@@ -95,7 +101,7 @@ func TestClient(t *testing.T) {
 	f.hang = make(chan struct{})
 	f.mu.Unlock()
 	start := time.Now()
-	if _, err := c.HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
+	if _, err := NewClient(f.sock, 200*time.Millisecond).HatStatus(ctx); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("hung hatd: err = %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -115,7 +121,7 @@ func TestMonitor(t *testing.T) {
 		changes []LevelChange
 		reach   []bool
 	)
-	m := NewMonitor(NewClient(f.sock, 200*time.Millisecond), MonitorOptions{
+	m := NewMonitor(NewClient(f.sock, 10*time.Second), MonitorOptions{
 		OnLevel: func(c LevelChange) { mu.Lock(); changes = append(changes, c); mu.Unlock() },
 		OnReachable: func(ok bool, err error) {
 			mu.Lock()
@@ -193,5 +199,95 @@ func TestWarningTone(t *testing.T) {
 	}
 	if pcm[0][0] != 0 || pcm[len(pcm)-1][0] > 0.01 {
 		t.Error("not faded")
+	}
+}
+
+// clock is a settable time for the grace logic.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// The API's status: hatd's while it answers, 503 with a retry hint during
+// a passing outage, and after Grace the absent status, so a poller never
+// fails for good on a box whose board service is gone.
+func TestHatStatusGrace(t *testing.T) {
+	f := newFakeHatd(t)
+	clk := &clock{t: time.Unix(1000, 0)}
+	c := NewClient(f.sock, 200*time.Millisecond)
+	c.now, c.lastOK = clk.now, clk.now()
+	ctx := context.Background()
+
+	f.set(200, `{"hardware_available":true,"battery_present":true,"battery_percent":74,"charging":true}`)
+	if raw, err := c.HatStatus(ctx); err != nil || !strings.Contains(string(raw), `"battery_percent":74`) {
+		t.Fatalf("hatd up: %s %v", raw, err)
+	}
+	if b := c.Battery(); !b.Available || b.Percent == nil || *b.Percent != 74 || !b.Charging {
+		t.Errorf("battery %+v", b)
+	}
+
+	f.Stop()
+	clk.add(3 * time.Second)
+	_, err := c.HatStatus(ctx)
+	if fault.KindOf(err) != fault.Unavailable || fault.RetryAfterOf(err) != 7*time.Second {
+		t.Errorf("3 s after the last answer: %v (retry after %v), want unavailable, retry in 7 s", err, fault.RetryAfterOf(err))
+	}
+	if msg := fault.Message(err); msg != "battery board service unavailable" {
+		t.Errorf("message %q shows more than the failure", msg)
+	}
+	if !c.Battery().Available {
+		t.Error("the battery was forgotten within the grace")
+	}
+
+	clk.add(7 * time.Second)
+	raw, err := c.HatStatus(ctx)
+	var st map[string]any
+	if err != nil || json.Unmarshal(raw, &st) != nil {
+		t.Fatalf("after the grace: %s %v", raw, err)
+	}
+	if st["hardware_available"] != false || st["reason"] != ReasonUnreachable || st["battery_percent"] != nil {
+		t.Errorf("after the grace: %v", st)
+	}
+	if b := c.Battery(); b.Available || b.Percent != nil {
+		t.Errorf("battery after the grace: %+v", b)
+	}
+
+	f.Start()
+	f.set(200, `{"hardware_available":true,"battery_present":false,"battery_percent":null}`)
+	if raw, err := c.HatStatus(ctx); err != nil || !strings.Contains(string(raw), `"battery_present":false`) {
+		t.Fatalf("hatd back: %s %v", raw, err)
+	}
+	if c.Battery().Available {
+		t.Error("a board without a battery reports one")
+	}
+	f.Stop()
+	clk.add(time.Second)
+	if _, err := c.HatStatus(ctx); fault.KindOf(err) != fault.Unavailable {
+		t.Errorf("the grace restarts at hatd's last answer: %v", err)
+	}
+}
+
+func TestNotConfigured(t *testing.T) {
+	raw, err := NotConfigured{}.HatStatus(context.Background())
+	var st map[string]any
+	if err != nil || json.Unmarshal(raw, &st) != nil {
+		t.Fatalf("%s %v", raw, err)
+	}
+	if st["hardware_available"] != false || st["reason"] != ReasonNotConfigured {
+		t.Errorf("%v", st)
+	}
+	// The same keys as hatd's status, so clients read one shape.
+	for _, k := range []string{"battery_present", "battery_percent", "battery_voltage_mv", "battery_current_ma",
+		"charging", "charger_status", "external_power", "vbus_mv", "temperature_c", "level", "profile", "updated_at"} {
+		if v, ok := st[k]; !ok || v != nil {
+			t.Errorf("%s = %v, %v; want null", k, v, ok)
+		}
 	}
 }

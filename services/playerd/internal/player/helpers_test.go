@@ -94,13 +94,15 @@ func folderOf(t *testing.T, id string, seconds ...float64) library.Folder {
 }
 
 type harness struct {
-	t      *testing.T
-	p      *Player
-	sink   *recSink
-	saved  chan state.Saved
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
+	t       *testing.T
+	p       *Player
+	sink    *recSink
+	saved   chan state.Saved
+	mu      sync.Mutex
+	urgency []state.Urgency // of every Save, in order
+	cancel  context.CancelFunc
+	done    chan error
+	once    sync.Once
 }
 
 func newHarness(t *testing.T, cat catalog, cfg Config, sink *recSink) *harness {
@@ -116,7 +118,10 @@ func newHarness(t *testing.T, cat catalog, cfg Config, sink *recSink) *harness {
 	if cfg.StartVolume == 0 {
 		cfg.StartVolume = 100
 	}
-	cfg.Save = func(s state.Saved) {
+	cfg.Save = func(s state.Saved, u state.Urgency) {
+		h.mu.Lock()
+		h.urgency = append(h.urgency, u)
+		h.mu.Unlock()
 		select {
 		case h.saved <- s:
 		default:

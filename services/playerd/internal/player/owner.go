@@ -60,7 +60,6 @@ func (p *Player) MoveFolders(ctx context.Context, moves map[string]library.Move)
 			}
 			p.dirty = true
 		}
-		p.persist(false)
 		return nil
 	}})
 	return err
@@ -82,8 +81,8 @@ func (p *Player) unload() {
 	p.dirty = true
 }
 
-// ReplaceResume replaces every resume point (a restored backup) and saves
-// at once. The folder that is loaded keeps playing; where it is left is
+// ReplaceResume replaces every resume point (a restored backup); like
+// every change, it is saved at once. The folder that is loaded keeps playing; where it is left is
 // recorded again as listening goes on.
 func (p *Player) ReplaceResume(ctx context.Context, resume map[string]state.ResumePoint) error {
 	resume = maps.Clone(resume)
@@ -92,7 +91,7 @@ func (p *Player) ReplaceResume(ctx context.Context, resume map[string]state.Resu
 	}
 	_, err := p.send(ctx, request{change: func() error {
 		p.saved.Resume = resume
-		p.persist(true)
+		p.dirty = true
 		return nil
 	}})
 	return err

@@ -31,9 +31,11 @@ type Config struct {
 	AnnounceVolume int
 	// Restored is the state saved by the previous run.
 	Restored state.Saved
-	// Save receives a copy of the persistent state whenever it changed; it
-	// must not block (the owner hands it to a writer goroutine).
-	Save func(state.Saved)
+	// Save receives a copy of the persistent state whenever it changed:
+	// Urgent after a command changed it, Routine for each whole second of
+	// position while playing. It must not block (the owner hands it to a
+	// state.Saver, which decides when to write).
+	Save func(state.Saved, state.Urgency)
 	// OnSkip reports a track that could not be played and was skipped.
 	OnSkip func(track library.Track, err error)
 	// OnDevice reports sink failures and recoveries for the log.
@@ -45,7 +47,6 @@ type Config struct {
 const (
 	rampFrames        = output.Rate * 5 / 1000 // 5 ms fades against clicks
 	previousThreshold = 3.0                    // seconds: previous restarts the track after this
-	saveInterval      = 10 * time.Second
 	retryInterval     = time.Second
 	resumeMinPosition = 5.0 // seconds: shorter listening is not worth a resume point
 	maxAnnouncements  = 8
@@ -78,7 +79,6 @@ type Player struct {
 	lastErr     string
 	saved       state.Saved
 	dirty       bool
-	lastSave    time.Time
 	lastSecond  int
 	buf         [][2]float64
 	gains       []float64    // per-frame gains for buf
@@ -117,7 +117,7 @@ func New(cfg Config) *Player {
 		cfg.Backend = "storybox"
 	}
 	if cfg.Save == nil {
-		cfg.Save = func(state.Saved) {}
+		cfg.Save = func(state.Saved, state.Urgency) {}
 	}
 	if cfg.OnSkip == nil {
 		cfg.OnSkip = func(library.Track, error) {}
@@ -208,8 +208,6 @@ func (p *Player) send(ctx context.Context, r request) (Status, error) {
 func (p *Player) Run(ctx context.Context) error {
 	defer close(p.closed)
 	p.ensureSink()
-	saveTick := time.NewTicker(saveInterval)
-	defer saveTick.Stop()
 	for {
 		if p.audible() && p.sink != nil {
 			select {
@@ -219,9 +217,7 @@ func (p *Player) Run(ctx context.Context) error {
 				return p.shutdown()
 			default:
 				p.renderPeriod()
-			}
-			if time.Since(p.lastSave) >= saveInterval {
-				p.persist(true)
+				p.persist(state.Routine)
 			}
 			continue
 		}
@@ -236,8 +232,6 @@ func (p *Player) Run(ctx context.Context) error {
 			p.handle(r)
 		case <-retry:
 			p.ensureSink()
-		case <-saveTick.C:
-			p.persist(false)
 		case <-ctx.Done():
 			return p.shutdown()
 		}
@@ -249,7 +243,7 @@ func (p *Player) Run(ctx context.Context) error {
 
 func (p *Player) shutdown() error {
 	p.silence()
-	p.persist(true)
+	p.persist(state.Urgent)
 	p.failClips(ErrClosed)
 	p.dropPrefetch()
 	if p.cur != nil {
@@ -279,6 +273,9 @@ func (p *Player) handle(r request) {
 	default:
 		err = p.command(r.cmd)
 	}
+	// Before the answer: an acknowledged change is already on its way to
+	// the disk.
+	p.persist(state.Urgent)
 	p.publish(true)
 	r.resp <- response{status: p.Status(), err: err}
 }
@@ -359,25 +356,35 @@ func (p *Player) publish(notify bool) {
 	}
 }
 
-// persist hands the state to the saver when it changed (or always when
-// force is set, for the periodic save while playing).
-func (p *Player) persist(force bool) {
+// persist hands the state to the saver when it changed; the position
+// counts as changed once per whole second, so the saver hears of it about
+// once a second while playing and decides itself how often to write.
+func (p *Player) persist(u state.Urgency) {
 	p.recordResume()
-	if !p.dirty && !force {
-		return
-	}
-	p.dirty = false
-	p.lastSave = time.Now()
-	p.saved.Volume = p.volume
-	p.saved.Queue = nil
+	var q *state.Queue
 	if p.folder != nil && p.index >= 0 {
 		pos := 0.0
 		if p.cur != nil {
 			pos = p.cur.seconds()
 		}
-		p.saved.Queue = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
+		q = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
 	}
-	p.cfg.Save(p.saved.Clone())
+	if !p.dirty && sameSecond(q, p.saved.Queue) {
+		return
+	}
+	p.dirty = false
+	p.saved.Volume = p.volume
+	p.saved.Queue = q
+	p.cfg.Save(p.saved.Clone(), u)
+}
+
+// sameSecond reports whether two queues differ by less than a whole second
+// of position.
+func sameSecond(a, b *state.Queue) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.FolderID == b.FolderID && a.Index == b.Index && int(a.Position) == int(b.Position)
 }
 
 // recordResume remembers where the current folder was left.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
@@ -146,7 +147,11 @@ func TestStartVolumeCapsRestoredVolume(t *testing.T) {
 	}
 }
 
-func TestPauseToggleStopAndPlay(t *testing.T) {
+// In a synctest bubble the 30 ms a paused player must stay still are fake
+// time: a player that kept rendering would write 15 periods meanwhile.
+func TestPauseToggleStopAndPlay(t *testing.T) { synctest.Test(t, testPauseToggleStopAndPlay) }
+
+func testPauseToggleStopAndPlay(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 5)
 	h := newHarness(t, catalog{"f": f}, Config{}, sink)
@@ -201,7 +206,11 @@ func TestSeekClampsAndNeedsAnActivePlayer(t *testing.T) {
 	}
 }
 
-func TestNextAndPrevious(t *testing.T) {
+// In a synctest bubble the sink's 2 ms per period are fake time: previous
+// lands within the first 3 s of the track however slowly the test runs.
+func TestNextAndPrevious(t *testing.T) { synctest.Test(t, testNextAndPrevious) }
+
+func testNextAndPrevious(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 6, 6, 6)
 	h := newHarness(t, catalog{"f": f}, Config{}, sink)
@@ -227,7 +236,14 @@ func TestNextAndPrevious(t *testing.T) {
 	}
 }
 
+// In a synctest bubble the sink's 2 ms per period are fake time: the music
+// plays on between the seek and leaving the folder only while the test
+// waits for the player, not while the test itself is held up.
 func TestResumeContinuesWhereTheFolderWasLeft(t *testing.T) {
+	synctest.Test(t, testResumeContinuesWhereTheFolderWasLeft)
+}
+
+func testResumeContinuesWhereTheFolderWasLeft(t *testing.T) {
 	sink := &recSink{perWrite: 2 * time.Millisecond}
 	f := folderOf(t, "f", 10, 10)
 	g := folderOf(t, "g", 3)
@@ -347,5 +363,76 @@ func TestRunReturnsAndLaterCommandsFail(t *testing.T) {
 	}
 	if !h.sink.closed {
 		t.Error("sink not closed at shutdown")
+	}
+}
+
+// latestSave returns the newest state handed to Save and its urgency.
+func (h *harness) latestSave() (state.Saved, state.Urgency) {
+	h.t.Helper()
+	var last state.Saved
+	n := 0
+	for len(h.saved) > 0 {
+		last = <-h.saved
+		n++
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n == 0 || len(h.urgency) == 0 {
+		h.t.Fatal("nothing was saved")
+	}
+	return last, h.urgency[len(h.urgency)-1]
+}
+
+// A change a person makes reaches the saver, marked urgent, before the
+// command is answered, so the 1 s to disk starts at the acknowledgement.
+func TestCommandsSaveUrgentlyBeforeTheAnswer(t *testing.T) {
+	f := folderOf(t, "f", 2, 30)
+	h := newHarness(t, catalog{"f": f}, Config{}, &recSink{perWrite: 20 * time.Millisecond})
+	steps := []struct {
+		cmd   Command
+		check func(state.Saved) bool
+	}{
+		{Command{Action: ActResume, FolderID: "f", ItemIndex: idx(1)}, func(s state.Saved) bool {
+			return s.Queue != nil && s.Queue.FolderID == "f" && s.Queue.Index == 1
+		}},
+		{Command{Action: ActSeek, Value: val(12)}, func(s state.Saved) bool {
+			return s.Queue.Position >= 12 && s.Resume["f"].Position >= 12
+		}},
+		{Command{Action: ActVolume, Value: val(33)}, func(s state.Saved) bool { return s.Volume == 33 }},
+		{Command{Action: ActPause}, func(s state.Saved) bool { return s.Resume["f"].Index == 1 && s.Resume["f"].Position >= 12 }},
+		{Command{Action: ActPrevious}, func(s state.Saved) bool { return s.Queue.Index == 1 && s.Queue.Position == 0 }},
+		{Command{Action: ActPrevious}, func(s state.Saved) bool { return s.Queue.Index == 0 }},
+		{Command{Action: ActNext}, func(s state.Saved) bool { return s.Queue.Index == 1 }},
+		{Command{Action: ActStop}, func(s state.Saved) bool { return s.Queue.Index == 1 && s.Queue.Position == 0 }},
+	}
+	for _, step := range steps {
+		h.do(step.cmd)
+		s, u := h.latestSave()
+		if u != state.Urgent || !step.check(s) {
+			t.Errorf("%s: saved %+v (queue %+v) with urgency %d, want the change, urgent", step.cmd.Action, s, s.Queue, u)
+		}
+	}
+}
+
+// While playing, the position reaches the saver once per whole second as a
+// routine change, not once per period (the saver decides when to write).
+func TestPlayingSavesThePositionOncePerSecond(t *testing.T) {
+	f := folderOf(t, "f", 6, 4)
+	h := newHarness(t, catalog{"f": f}, Config{}, &recSink{})
+	h.do(Command{Action: ActFolder, FolderID: "f"})
+	h.waitFor("end of queue", func(s Status) bool { return s.State == Stopped })
+	h.stop()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	routine := 0
+	for _, u := range h.urgency[1:] { // the first is the folder command
+		if u == state.Routine {
+			routine++
+		}
+	}
+	// 10 s of audio in two tracks: 5+3 whole seconds, the second track and
+	// the end of the queue. A save per period would be ~470.
+	if routine < 8 || routine > 14 {
+		t.Errorf("%d routine saves for 10 s of audio, want about one a second", routine)
 	}
 }

@@ -84,7 +84,6 @@ func (p *Player) endOfQueue() {
 		p.closeTrack()
 	}
 	p.dirty = true
-	p.persist(false)
 }
 
 // silence stops the sound without a click. A sink that can take audio back

@@ -56,7 +56,7 @@ func fakeExecVoice(t *testing.T) *ExecVoice {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ExecVoice{Program: exe, DataDir: t.TempDir(), Timeout: 2 * time.Second}
+	return &ExecVoice{Program: exe, DataDir: t.TempDir()} // the default timeout: starting the -race binary can be slow
 }
 
 func TestExecVoiceProtocol(t *testing.T) {

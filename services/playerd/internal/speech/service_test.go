@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
@@ -87,38 +88,40 @@ func TestSpeakUnavailable(t *testing.T) {
 	}
 }
 
+// The test runs in a synctest bubble: StartWait's 20 ms are fake time, which
+// passes only while every goroutine waits, so rendering "eins" can take as
+// long as it likes (under -race) and still count as started in time.
 func TestSpeakQueueIsBounded(t *testing.T) {
-	p := &fakePlayer{release: make(chan struct{})}
-	s := startService(t, Config{Voice: &fakeVoice{id: "f"}, Player: p, QueueSize: 2, StartWait: 20 * time.Millisecond})
-	ctx := context.Background()
-	if r, err := s.SpeakResult(ctx, "eins", ""); err != nil || !r.Speaking {
-		t.Fatalf("first: %+v %v", r, err)
-	}
-	if !s.Speaking() {
-		t.Error("Speaking false while a clip plays")
-	}
-	// The worker is busy with "eins": two more wait, the fourth is refused.
-	for _, txt := range []string{"zwei zwei", "drei drei drei"} {
-		if r, err := s.SpeakResult(ctx, txt, ""); err != nil || !r.Queued {
-			t.Fatalf("%s: %+v %v, want queued", txt, r, err)
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePlayer{release: make(chan struct{})}
+		s := startService(t, Config{Voice: &fakeVoice{id: "f"}, Player: p, QueueSize: 2, StartWait: 20 * time.Millisecond})
+		ctx := context.Background()
+		if r, err := s.SpeakResult(ctx, "eins", ""); err != nil || !r.Speaking {
+			t.Fatalf("first: %+v %v", r, err)
 		}
-	}
-	if _, err := s.SpeakResult(ctx, "vier", ""); !errors.Is(err, ErrBusy) {
-		t.Fatalf("fourth: %v, want ErrBusy", err)
-	}
-	for range 3 {
-		p.release <- struct{}{}
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(p.lens()) < 3 || s.Speaking() {
-		if time.Now().After(deadline) {
-			t.Fatalf("queued announcements not played: %v", p.lens())
+		if !s.Speaking() {
+			t.Error("Speaking false while a clip plays")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := p.lens(); n[0] >= n[1] || n[1] >= n[2] {
-		t.Errorf("clip lengths %v: want growing lengths (the order of the requests)", n)
-	}
+		// The worker is busy with "eins": two more wait, the fourth is refused.
+		for _, txt := range []string{"zwei zwei", "drei drei drei"} {
+			if r, err := s.SpeakResult(ctx, txt, ""); err != nil || !r.Queued {
+				t.Fatalf("%s: %+v %v, want queued", txt, r, err)
+			}
+		}
+		if _, err := s.SpeakResult(ctx, "vier", ""); !errors.Is(err, ErrBusy) {
+			t.Fatalf("fourth: %v, want ErrBusy", err)
+		}
+		for range 3 {
+			p.release <- struct{}{}
+		}
+		synctest.Wait() // the worker is idle again
+		if n := p.lens(); len(n) != 3 || s.Speaking() {
+			t.Fatalf("queued announcements not played: %v, speaking %v", n, s.Speaking())
+		}
+		if n := p.lens(); n[0] >= n[1] || n[1] >= n[2] {
+			t.Errorf("clip lengths %v: want growing lengths (the order of the requests)", n)
+		}
+	})
 }
 
 func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
@@ -139,25 +142,30 @@ func TestSpeakFallsBackAndReportsFailures(t *testing.T) {
 		t.Fatalf("%+v %v: want a fresh rendering by the remote voice", r, err)
 	}
 
-	errs := make(chan error, 1)
-	broken := &fakeVoice{id: "broken", err: errors.New("boom"), block: make(chan struct{})}
-	s2 := startService(t, Config{Voice: broken, Player: &fakePlayer{}, StartWait: 10 * time.Millisecond,
-		OnError: func(err error) { errs <- err }})
-	if r, err := s2.SpeakResult(context.Background(), "Hallo", ""); err != nil || !r.Queued {
-		t.Fatalf("%+v %v, want queued", r, err)
-	}
-	close(broken.block)
-	select {
-	case err := <-errs:
-		if !strings.Contains(err.Error(), "boom") {
-			t.Errorf("reported %v", err)
+	// In a synctest bubble StartWait's 10 ms pass only while the worker
+	// waits: the first request waits on the blocked voice and is queued;
+	// the second fails at once, however slowly the worker runs.
+	synctest.Test(t, func(t *testing.T) {
+		errs := make(chan error, 1)
+		broken := &fakeVoice{id: "broken", err: errors.New("boom"), block: make(chan struct{})}
+		s2 := startService(t, Config{Voice: broken, Player: &fakePlayer{}, StartWait: 10 * time.Millisecond,
+			OnError: func(err error) { errs <- err }})
+		if r, err := s2.SpeakResult(context.Background(), "Hallo", ""); err != nil || !r.Queued {
+			t.Fatalf("%+v %v, want queued", r, err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("failure after the answer was not reported")
-	}
-	if _, err := s2.SpeakResult(context.Background(), "Hallo", ""); err == nil || !strings.Contains(err.Error(), "boom") {
-		t.Errorf("got %v, want the rendering error", err)
-	}
+		close(broken.block)
+		select {
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "boom") {
+				t.Errorf("reported %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("failure after the answer was not reported")
+		}
+		if _, err := s2.SpeakResult(context.Background(), "Hallo", ""); err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Errorf("got %v, want the rendering error", err)
+		}
+	})
 }
 
 func TestSpeakPlayerRefuses(t *testing.T) {

@@ -3,9 +3,15 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // FileName is the player state file inside the data directory.
@@ -28,66 +34,223 @@ func Load(dataDir string) (Saved, error) {
 	return s, err
 }
 
+// removeTemps deletes WriteFile's leftovers for name in dir. Only name's own
+// temporaries: other files in dir may be written right now.
+func removeTemps(dir, name string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if n := e.Name(); IsTemp(n) && strings.HasPrefix(n, "."+name+tempMarker) {
+			_ = os.Remove(filepath.Join(dir, n)) // a read-only disk keeps them; harmless
+		}
+	}
+}
+
+// Urgency says how soon a change must reach the disk.
+type Urgency int
+
+const (
+	// Routine is the running position while playing: on disk within 10 s.
+	Routine Urgency = iota
+	// Urgent is anything a person did (volume, pause, stop, folder, next,
+	// previous, seek): on disk within 1 s of being acknowledged.
+	Urgent
+)
+
+// The write schedule, and with it the wear on the SD card. A write is one
+// small file (state.json: 0.15 KB plus 0.2 KB per folder with a resume
+// point), written, fsynced, renamed and the directory fsynced: about four
+// 4 KB blocks with ext4's journal, ~16 KB.
+//   - Urgent changes wait Settle for more changes, so a turn of the volume
+//     knob or a burst of commands is one write; writes start at least Settle
+//     apart: at most ~3 a second, and only while someone is at the box. The
+//     worst case to disk is Settle plus a write in progress plus its own
+//     write, well under 1 s on an SD card.
+//   - Routine changes (the player reports every whole second of position)
+//     are written RoutineEvery after the previous write: 450 writes, ~7 MB,
+//     an hour of playing. Ten hours a day is ~25 GB a year before the card's
+//     own write amplification, small against the terabytes a cheap card's
+//     wear levelling spreads. Paused or stopped, nothing is written.
+//   - While writes fail, they are retried every RetryEvery.
+const (
+	Settle       = 300 * time.Millisecond
+	RoutineEvery = 8 * time.Second // plus up to 1 s of report granularity: under 10 s
+	RetryEvery   = 5 * time.Second
+)
+
 // Saver writes the state in its own goroutine, so the player never waits for
-// the SD card. Only the newest pending state is written.
+// the SD card. The player reports each change with its urgency; the saver
+// keeps only the newest state and writes it when the most urgent change it
+// holds is due.
 type Saver struct {
-	path    string
-	pending chan Saved
-	done    chan struct{}
-	onError func(error)
+	path   string
+	report func(error)
+	wake   chan struct{}
+	done   chan struct{}
+
+	mu        sync.Mutex
+	pending   *Saved
+	due       time.Time // when pending must be written
+	lastWrite time.Time // end of the last write attempt
+	failed    error     // the last write's error; nil after a success
+	since     time.Time // start of the current failure episode
 }
 
-// NewSaver writes to dataDir/state.json; onError reports failed writes.
-func NewSaver(dataDir string, onError func(error)) *Saver {
+// NewSaver writes to dataDir/state.json. report is called once when saving
+// starts failing, with the error, and once with nil when it works again; it
+// must not block.
+//
+// It removes the temporary files of writes a power cut interrupted: they
+// were never the state, and each cut would leave one more. Only the saver
+// may do that, before its first write: a temporary file is a write in
+// progress for everyone else.
+func NewSaver(dataDir string, report func(error)) *Saver {
+	if report == nil {
+		report = func(error) {}
+	}
+	removeTemps(dataDir, FileName)
 	return &Saver{
-		path:    filepath.Join(dataDir, FileName),
-		pending: make(chan Saved, 1),
-		done:    make(chan struct{}),
-		onError: onError,
+		path:   filepath.Join(dataDir, FileName),
+		report: report,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
 	}
 }
 
-// Save queues s, replacing a state that was not written yet. It never blocks.
-func (sv *Saver) Save(s Saved) {
-	for {
-		select {
-		case sv.pending <- s:
-			return
-		default:
-		}
-		select {
-		case <-sv.pending:
-		default:
-		}
+// Save queues s, replacing a state that was not written yet, to be written
+// as soon as u asks (or sooner, for an earlier change that is more urgent).
+// It never blocks on the disk.
+func (sv *Saver) Save(s Saved, u Urgency) {
+	sv.mu.Lock()
+	due := dueAt(u, time.Now(), sv.lastWrite)
+	if sv.failed != nil {
+		due = later(due, sv.lastWrite.Add(RetryEvery))
 	}
-}
-
-// Run writes queued states until ctx ends, then writes the last one.
-func (sv *Saver) Run(ctx context.Context) {
-	defer close(sv.done)
-	for {
-		select {
-		case s := <-sv.pending:
-			sv.write(s)
-		case <-ctx.Done():
-			return
-		}
+	if sv.pending == nil || due.Before(sv.due) {
+		sv.due = due
 	}
-}
-
-// Flush writes a state that is still queued; call it after the player has
-// stopped and Run has returned.
-func (sv *Saver) Flush() {
-	<-sv.done
+	sv.pending = &s
+	sv.mu.Unlock()
 	select {
-	case s := <-sv.pending:
-		sv.write(s)
+	case sv.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (sv *Saver) write(s Saved) {
-	if err := WriteJSON(sv.path, s); err != nil && sv.onError != nil {
-		sv.onError(fmt.Errorf("save player state: %w", err))
+// dueAt is when a change of urgency u, made at now, must be written, given
+// the end of the last write.
+func dueAt(u Urgency, now, lastWrite time.Time) time.Time {
+	due := now.Add(Settle)
+	if u == Routine {
+		due = later(due, lastWrite.Add(RoutineEvery))
 	}
+	return due
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Err returns why the last write failed and since when writes have been
+// failing; err is nil when the last write succeeded. err is of kind
+// fault.Unavailable, and fault.Message(err) names the failure without paths
+// (e.g. "cannot save the player state: storage is full"), for the API.
+func (sv *Saver) Err() (since time.Time, err error) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.failed == nil {
+		return time.Time{}, nil
+	}
+	return sv.since, sv.failed
+}
+
+// Run writes queued states when they are due, until ctx ends.
+func (sv *Saver) Run(ctx context.Context) {
+	defer close(sv.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		sv.mu.Lock()
+		var fire <-chan time.Time
+		if sv.pending != nil {
+			timer.Reset(time.Until(sv.due))
+			fire = timer.C
+		}
+		sv.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-sv.wake:
+		case <-fire:
+			sv.writeDue(time.Now())
+		}
+	}
+}
+
+// Flush writes a state that is still queued, due or not; call it after the
+// player has stopped and Run has returned.
+func (sv *Saver) Flush() {
+	<-sv.done
+	sv.writeDue(time.Time{})
+}
+
+// writeDue writes the pending state if it is due at now (any pending state
+// for the zero time).
+func (sv *Saver) writeDue(now time.Time) {
+	sv.mu.Lock()
+	s := sv.pending
+	if s == nil || !now.IsZero() && now.Before(sv.due) {
+		sv.mu.Unlock()
+		return
+	}
+	sv.pending = nil
+	sv.mu.Unlock()
+
+	err := WriteJSON(sv.path, *s)
+
+	sv.mu.Lock()
+	sv.lastWrite = time.Now()
+	wasFailing := sv.failed != nil
+	if err == nil {
+		sv.failed = nil
+	} else {
+		sv.failed = saveError(err)
+		if !wasFailing {
+			sv.since = sv.lastWrite
+		}
+		if sv.pending == nil {
+			sv.pending = s // nothing newer: try this one again
+		}
+		sv.due = later(sv.due, sv.lastWrite.Add(RetryEvery))
+	}
+	failed := sv.failed
+	sv.mu.Unlock()
+	switch {
+	case failed != nil && !wasFailing:
+		sv.report(failed)
+	case failed == nil && wasFailing:
+		sv.report(nil)
+	}
+}
+
+// saveError names why a write failed in words for a client, keeping the
+// cause (with its paths) for the log.
+func saveError(err error) error {
+	msg := "cannot save the player state"
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		msg += ": storage is full"
+	case errors.Is(err, syscall.EROFS):
+		msg += ": storage is read-only"
+	case errors.Is(err, fs.ErrPermission):
+		msg += ": storage is not writable"
+	case errors.Is(err, syscall.EIO):
+		msg += ": storage error"
+	}
+	return fault.Wrap(fault.Unavailable, err, msg)
 }

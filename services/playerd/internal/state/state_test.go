@@ -63,7 +63,7 @@ func TestSaverWritesTheNewestState(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	for v := 1; v <= 50; v++ {
-		sv.Save(Saved{Volume: v})
+		sv.Save(Saved{Volume: v}, Urgency(v%2))
 	}
 	cancel()
 	<-done

@@ -1,46 +1,85 @@
 #!/usr/bin/env bash
-# Builds storybox-speak fully static for amd64 and arm64 from Debian's own
-# libraries, plus the voice data the box ships:
+# Builds storybox-speak fully static from Debian's own libraries, plus the
+# voice data the box ships, for each architecture in SPEECH_ARCHES (default
+# amd64 and arm64):
 #
 #   OUT/<arch>/storybox-speak         the program (static, no libc needed)
 #   OUT/<arch>/data/pico/             SVOX Pico lingware (PICO_LOCALES)
 #   OUT/<arch>/data/espeak-ng-data/   espeak-ng data trimmed to ESPEAK_LANGS
 #
-# Debian packages come from a private apt configuration (own sources and
-# lists under CACHE) because libttspico is in the non-free component and the
-# arm64 libraries are foreign-architecture packages; the system's apt setup is
-# left alone. Downloaded .deb files stay in CACHE, so a re-run needs no network.
+# It installs nothing and needs no root. The machine's own architecture
+# needs gcc and libc6-dev; another one its cross compiler and qemu-user-static
+# for the smoke test (`build.sh --packages` lists them; the Makefile installs
+# them for `make test` and the images). When one is missing it says which in
+# one line and exits with status 3, so `make run` can go on without a voice.
+#
+# The speech libraries come from a private apt configuration (own sources
+# and lists under CACHE) because libttspico is in the non-free component and
+# another architecture's libraries are foreign packages; the system's apt
+# setup is left alone. apt-get only downloads there, as whoever runs this.
+# Downloaded .deb files stay in CACHE, so a re-run needs no network.
 #
 # usage: build.sh OUT [CACHE]
+#        build.sh --packages    the Debian packages the build needs here
 set -euo pipefail
 
-OUT=${1:?usage: build.sh OUT [CACHE]}
-CACHE=${2:-$OUT/cache}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ARCHES=${SPEECH_ARCHES:-"amd64 arm64"}
 PICO_LOCALES=${PICO_LOCALES:-"de-DE en-GB en-US"}
 ESPEAK_LANGS=${ESPEAK_LANGS:-"de en fr es it nl ru sv da no fi pl cs pt uk tr"}
+HOST=$(dpkg --print-architecture 2>/dev/null || uname -m)
+declare -A TRIPLET=([amd64]=x86_64-linux-gnu [arm64]=aarch64-linux-gnu)
+declare -A QEMU=([amd64]=qemu-x86_64-static [arm64]=qemu-aarch64-static)
+
+log() { echo "speech: $*" >&2; }
+
+# packages prints the Debian packages that building ARCHES on this machine
+# needs: the compiler for each and, for another architecture, qemu-user to
+# run its smoke test.
+packages() {
+	local a p=(dpkg apt)
+	for a in $ARCHES; do
+		if [ "$a" = "$HOST" ]; then
+			p+=(gcc libc6-dev)
+		else
+			p+=("gcc-${TRIPLET[$a]//_/-}" "libc6-dev-$a-cross" qemu-user-static)
+		fi
+	done
+	printf '%s\n' "${p[@]}" | sort -u | tr '\n' ' '
+}
+
+for a in $ARCHES; do
+	if [ -z "${TRIPLET[$a]:-}" ] || [ -z "${TRIPLET[$HOST]:-}" ]; then
+		log "cannot build for $a on $HOST (known: ${!TRIPLET[*]})"
+		exit 3
+	fi
+done
+if [ "${1:-}" = --packages ]; then
+	packages
+	echo
+	exit 0
+fi
+
+OUT=${1:?usage: build.sh OUT [CACHE]}
+CACHE=${2:-$OUT/cache}
+
+# ------------------------------------------------------------ host toolchain
+need=()
+for p in $(packages); do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if ((${#need[@]})); then
+	log "not built for ${ARCHES// /, }: missing Debian packages ${need[*]}"
+	exit 3
+fi
 mkdir -p "$OUT" "$CACHE"
 OUT=$(cd "$OUT" && pwd)
 CACHE=$(cd "$CACHE" && pwd)
 
-log() { echo "speech: $*" >&2; }
-
-# ------------------------------------------------------------ host toolchain
-need=()
-for p in gcc libc6-dev dpkg gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static ca-certificates; do
-	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if ((${#need[@]})); then
-	log "installing ${need[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
-
 # ------------------------------------------------------------ Debian packages
 DEBS=$CACHE/debs
 mkdir -p "$DEBS"
-wanted=(libttspico-data:all espeak-ng-data:amd64)
+wanted=(libttspico-data:all "espeak-ng-data:$HOST")
 for a in $ARCHES; do
 	wanted+=(libttspico-dev:$a libespeak-ng-dev:$a libsonic-dev:$a)
 done
@@ -54,17 +93,18 @@ if ((${#missing[@]})); then
 	APT=$CACHE/apt
 	mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/parts" "$APT/prefs"
 	: >"$APT/status"
+	archlist=$(printf '%s\n' "$HOST" $ARCHES | sort -u | paste -sd,)
 	# Mirror and keyring come from the system's own sources; only the
 	# component list and architectures differ.
 	{
 		for f in /etc/apt/sources.list.d/*.sources; do
 			[ -e "$f" ] || continue
-			awk '
+			awk -v archlist="$archlist" '
 				function flush() {
 					if (types ~ /(^| )deb( |$)/ && uris != "" && suites != "")
 						for (i = 1; i <= split(uris, u, " "); i++)
 							for (j = 1; j <= split(suites, s, " "); j++)
-								printf "deb [arch=amd64,arm64%s] %s %s main non-free\n", (key != "" ? " signed-by=" key : ""), u[i], s[j]
+								printf "deb [arch=%s%s] %s %s main non-free\n", archlist, (key != "" ? " signed-by=" key : ""), u[i], s[j]
 					types = uris = suites = key = ""
 				}
 				/^[[:space:]]*$/ { flush(); next }
@@ -77,7 +117,7 @@ if ((${#missing[@]})); then
 		done
 		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 			[ -e "$f" ] || continue
-			awk '$1 == "deb" && $2 !~ /^\[/ && $2 ~ /debian/ { printf "deb [arch=amd64,arm64] %s %s main non-free\n", $2, $3 }' "$f"
+			awk -v archlist="$archlist" '$1 == "deb" && $2 !~ /^\[/ && $2 ~ /debian/ { printf "deb [arch=%s] %s %s main non-free\n", archlist, $2, $3 }' "$f"
 		done
 	} | grep -E '/debian(-security)?/? ' | sort -u >"$APT/sources.list"
 	if ! [ -s "$APT/sources.list" ]; then
@@ -91,9 +131,9 @@ if ((${#missing[@]})); then
 		Dir::State::Lists "$APT/lists";
 		Dir::State::status "$APT/status";
 		Dir::Cache "$APT/cache";
-		APT::Architecture "amd64";
-		APT::Architectures { "amd64"; "arm64"; };
-		APT::Sandbox::User "root";
+		APT::Architecture "$HOST";
+		APT::Architectures { $(printf '"%s"; ' ${archlist//,/ })};
+		APT::Sandbox::User "$(id -un)";
 	EOF
 	export APT_CONFIG=$APT/apt.conf
 	log "downloading ${missing[*]}"
@@ -115,17 +155,17 @@ for w in "${wanted[@]}"; do
 done
 
 # ---------------------------------------------------------------------- build
-declare -A CC=([amd64]=gcc [arm64]=aarch64-linux-gnu-gcc)
-declare -A TRIPLET=([amd64]=x86_64-linux-gnu [arm64]=aarch64-linux-gnu)
 for a in $ARCHES; do
+	cc=gcc
+	[ "$a" = "$HOST" ] || cc=${TRIPLET[$a]}-gcc
 	d=$OUT/$a
 	rm -rf "$d"
 	mkdir -p "$d/data/pico" "$d/data/espeak-ng-data"
 	lib=$ROOT/$a/usr/lib/${TRIPLET[$a]}
-	"${CC[$a]}" -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter \
+	"$cc" -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter \
 		-I"$ROOT/$a/usr/include" -o "$d/storybox-speak" "$HERE/storybox-speak.c" \
 		"$lib/libttspico.a" "$lib/libespeak-ng.a" "$lib/libsonic.a" -lm -lpthread
-	"${CC[$a]%gcc}strip" "$d/storybox-speak" 2>/dev/null || strip "$d/storybox-speak" 2>/dev/null || true
+	"${cc%gcc}strip" "$d/storybox-speak" 2>/dev/null || strip "$d/storybox-speak" 2>/dev/null || true
 
 	for loc in $PICO_LOCALES; do
 		cp "$ROOT/all/usr/share/pico/lang/${loc}"_*.bin "$d/data/pico/"
@@ -142,11 +182,12 @@ done
 
 # ---------------------------------------------------------------- smoke test
 # Every built program must speak German (Pico) and Russian (espeak-ng); the
-# arm64 program runs under qemu-user and must produce the same bytes.
+# program of another architecture runs under qemu-user and must produce the
+# same bytes.
 ref=
 for a in $ARCHES; do
 	run=()
-	[ "$a" = arm64 ] && [ "$(uname -m)" != aarch64 ] && run=(qemu-aarch64-static)
+	[ "$a" = "$HOST" ] || run=("${QEMU[$a]}")
 	for lang in de ru; do
 		wav=$OUT/$a/smoke-$lang.wav
 		echo "Hallo, hier spricht die Geschichtenbox. Привет." |

@@ -1,12 +1,15 @@
 //go:build linux
 
-// Command vmtest is the /init of the ALSA integration VMs (run.sh boots
-// them). With snd-aloop it plays known audio through the ALSA sink, captures
-// it from the loopback's other end and checks it arrived sample for sample,
-// then runs the player engine. With storybox.device=usb on the kernel command
-// line it runs the engine on qemu's usb-audio device instead (usb.go). It
-// prints one RESULT line per case on the console and powers the VM off. On
-// the host, "vmtest check-speaker" judges qemu's recording of the USB run.
+// Command alsa is the /init of the ALSA integration VMs (run.sh boots them).
+// It drives output, player, library and decode from above, so it lives here
+// rather than under the packages it tests. With snd-aloop it plays known
+// audio through the ALSA sink, captures it from the loopback's other end and
+// checks it arrived sample for sample, then runs the player engine. With
+// storybox.device=usb on the kernel command line it runs the engine on qemu's
+// usb-audio device instead (usb.go). It prints one RESULT line per case on
+// the console and powers the VM off. On the host, "go run
+// ./services/playerd/internal/vmtest/alsa check-speaker" judges qemu's
+// recording of the USB run.
 package main
 
 import (

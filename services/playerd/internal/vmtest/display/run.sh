@@ -5,15 +5,14 @@
 # Kernel and modules are cached under $BUILD.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../../../../.." && pwd)
-here="$repo/services/playerd/internal/display/vmtest"
 build=${BUILD:-$repo/build/display-vm}
 mkdir -p "$build"
 
-bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci drm drm_kms_helper drm_shmem_helper virtio_dma_buf virtio-gpu evdev uinput
+bash "$repo/services/playerd/internal/vmtest/kernel/fetch.sh" "$build/kernel" virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci drm drm_kms_helper drm_shmem_helper virtio_dma_buf virtio-gpu evdev uinput
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}
-(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -o "$root/init" ./services/playerd/internal/display/vmtest)
+(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 "${GO:-go}" build -trimpath -o "$root/init" ./services/playerd/internal/vmtest/display)
 cp "$build/kernel/modules/"*.ko "$root/modules/"
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$build/initrd.cpio"
 

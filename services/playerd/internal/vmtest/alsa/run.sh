@@ -6,17 +6,16 @@
 # records what it played into a WAV file that is judged here. Kernel and
 # modules are cached under $BUILD.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/../../../../../.." && pwd)
-here="$repo/services/playerd/internal/output/alsa/vmtest"
+repo=$(cd "$(dirname "$0")/../../../../.." && pwd)
 build=${BUILD:-$repo/build/alsa-vm}
 mkdir -p "$build"
 
-bash "$repo/services/playerd/internal/vmkernel/fetch.sh" "$build/kernel" soundcore snd snd-timer snd-pcm snd-aloop \
+bash "$repo/services/playerd/internal/vmtest/kernel/fetch.sh" "$build/kernel" soundcore snd snd-timer snd-pcm snd-aloop \
 	usb-common usbcore xhci-hcd xhci-pci mc snd-seq-device snd-rawmidi snd-usbmidi-lib snd-hwdep snd-usb-audio
 
 root="$build/root"
 rm -rf "$root" && mkdir -p "$root"/{dev,proc,sys,modules}
-(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 "${GO:-go}" build -trimpath -o "$root/init" ./services/playerd/internal/output/alsa/vmtest)
+(cd "$repo" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 "${GO:-go}" build -trimpath -o "$root/init" ./services/playerd/internal/vmtest/alsa)
 cp "$build/kernel/modules/"*.ko "$root/modules/"
 cp "$repo/services/playerd/internal/decode/testdata/tone.flac" "$root/tone.flac"
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$build/initrd.cpio"
@@ -61,5 +60,5 @@ result=$(grep -a '^RESULT usb-engine ok' "$log" || true)
 ptv=$(grep -o 'play-to-volume=[0-9.]*' <<<"$result" | cut -d= -f2)
 ptp=$(grep -o 'play-to-pause=[0-9.]*' <<<"$result" | cut -d= -f2)
 [ -n "$ptv" ] && [ -n "$ptp" ] || { echo "test-vm: case usb-engine did not pass"; exit 1; }
-(cd "$repo" && "${GO:-go}" run ./services/playerd/internal/output/alsa/vmtest check-speaker "$wav" "$ptv" "$ptp")
+(cd "$repo" && "${GO:-go}" run ./services/playerd/internal/vmtest/alsa check-speaker "$wav" "$ptv" "$ptp")
 echo "test-vm: passed"

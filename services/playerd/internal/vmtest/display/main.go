@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command vmtest is the /init of the display integration VM (run.sh boots
+// Command display is the /init of the display integration VM (run.sh boots
 // it): on a virtio-gpu framebuffer and a uinput touch device it checks that
 // a frame reaches /dev/fb0 pixel for pixel, that the console is in graphics
 // mode while the screen is open and back in text mode after, and that a tap

@@ -12,7 +12,7 @@ out=${1:?usage: fetch.sh OUTDIR MODULE...}
 shift
 mkdir -p "$out/modules"
 out=$(cd "$out" && pwd)
-repo=$(cd "$(dirname "$0")/../../../.." && pwd)
+repo=$(cd "$(dirname "$0")/../../../../.." && pwd)
 cache=${KERNEL_CACHE:-$repo/build/arm64-kernel}
 
 complete=1

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/speech"
+)
+
+// Config is everything playerd is told at start.
+type Config struct {
+	Listen  string
+	Media   string
+	Data    string
+	Output  string
+	Hat     string
+	Version string
+	// The speech program, its voice data, and an optional speech server.
+	SpeechProgram, SpeechData, SpeechRemote string
+	// The screen and its touch panel: see newDisplay.
+	FB, Console, Touch, TouchAxes string
+	// PowerOff switches the box off on a critical battery or a parent's
+	// request, Reboot restarts it; nil means the system's on gokrazy and
+	// only a log line elsewhere. Tests inject their own.
+	PowerOff, Reboot power.Func
+	// Uploads bounds uploads to the library; zero: library.DefaultLimits.
+	Uploads library.Limits
+	// Listener, when set, serves the API instead of listening on Listen;
+	// run closes it. Tests pass one already bound to a free port.
+	Listener net.Listener
+	// The names the API answers to besides IP addresses and localhost:
+	// Hostname (empty: the system's) with ".local", and AllowHosts.
+	Hostname   string
+	AllowHosts []string
+	// AdminResetFile, when it appears, removes the administrator password;
+	// MountBoot is where to mount the SD card's boot partition for it.
+	AdminResetFile, MountBoot string
+	// Tests only: cheap argon2 and a clock they move. Zero values:
+	// auth.DefaultParams and time.Now.
+	PasswordParams auth.Params
+	AuthClock      func() time.Time
+}
+
+// maxSocketPath is what fits in a Unix socket address on Linux (sun_path
+// is 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
+// Validate checks the configuration without opening anything. What it
+// rejects cannot work on any later attempt either, so main exits with
+// gokrazy's do-not-restart status. A missing speech program, framebuffer or
+// touch device is not a configuration error: playerd runs without them.
+func (c Config) Validate() error {
+	_, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("-listen %q: want HOST:PORT or :PORT", c.Listen)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("-listen %q: port: %v", c.Listen, err)
+	}
+	if c.Media == "" {
+		return errors.New("-media is empty")
+	}
+	if c.Data == "" {
+		return errors.New("-data is empty")
+	}
+	if _, err := output.Parse(c.Output); err != nil {
+		return fmt.Errorf("-output: %w", err)
+	}
+	if len(c.Hat) > maxSocketPath {
+		return fmt.Errorf("-hat %q: longer than a Unix socket path may be (%d bytes)", c.Hat, maxSocketPath)
+	}
+	if c.SpeechRemote != "" {
+		u, err := url.Parse(c.SpeechRemote)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("-speech-remote %q: want an http:// or https:// URL", c.SpeechRemote)
+		}
+	}
+	if err := devicePath("-fb", c.FB, "auto", "none"); err != nil {
+		return err
+	}
+	if err := devicePath("-console", c.Console); err != nil {
+		return err
+	}
+	if err := devicePath("-touch", c.Touch, "auto", "none"); err != nil {
+		return err
+	}
+	if _, err := touchOptions(c.TouchAxes); err != nil {
+		return err
+	}
+	return checkAdminConfig(c)
+}
+
+// devicePath accepts empty, one of the words, or an absolute path: a
+// relative device path would depend on the directory gokrazy starts us in.
+func devicePath(flagName, v string, words ...string) error {
+	if v == "" || strings.HasPrefix(v, "/") {
+		return nil
+	}
+	for _, w := range words {
+		if v == w {
+			return nil
+		}
+	}
+	want := "an absolute device path"
+	if len(words) > 0 {
+		want = strings.Join(words, ", ") + " or " + want
+	}
+	return fmt.Errorf("%s %q: want %s", flagName, v, want)
+}
+
+// flagSet binds playerd's flags to c, each defaulting to its environment
+// variable when that is set.
+func flagSet(c *Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("playerd", flag.ContinueOnError)
+	fs.StringVar(&c.Listen, "listen", env("PLAYERD_LISTEN", ":8090"), "address of the HTTP API (env PLAYERD_LISTEN)")
+	fs.StringVar(&c.Media, "media", env("PLAYERD_MEDIA", "/perm/media"), "library root: folders of audio files (env PLAYERD_MEDIA)")
+	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
+	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
+	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
+	fs.StringVar(&c.SpeechProgram, "speech-program", env("PLAYERD_SPEECH_PROGRAM", speech.DefaultProgram), "speech program: text on stdin, WAV on stdout; missing: no voice (env PLAYERD_SPEECH_PROGRAM)")
+	fs.StringVar(&c.SpeechData, "speech-data", env("PLAYERD_SPEECH_DATA", speech.DefaultDataDir), "voice data of the speech program (env PLAYERD_SPEECH_DATA)")
+	fs.StringVar(&c.SpeechRemote, "speech-remote", env("PLAYERD_SPEECH_REMOTE", ""), "URL of a speech server on the home network, tried before the local voice; empty: none (env PLAYERD_SPEECH_REMOTE)")
+	fs.StringVar(&c.FB, "fb", env("PLAYERD_FB", "auto"), "framebuffer device; auto: /dev/fb0 if present, none: headless (env PLAYERD_FB)")
+	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
+	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
+	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
+	fs.StringVar(&c.Hostname, "hostname", env("PLAYERD_HOSTNAME", ""), "the box's host name; the API also answers to NAME.local; empty: the system's (env PLAYERD_HOSTNAME)")
+	c.AllowHosts = splitList(env("PLAYERD_ALLOW_HOST", ""))
+	fs.Func("allow-host", "further host names the API answers to, comma-separated, e.g. a router's DNS name (env PLAYERD_ALLOW_HOST)", func(v string) error {
+		c.AllowHosts = splitList(v)
+		return nil
+	})
+	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
+	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
+	return fs
+}
+
+// parseFlags reads the command line. Errors come back as one line and are
+// not printed; -h prints the flags to help and returns flag.ErrHelp.
+func parseFlags(args []string, help io.Writer) (Config, error) {
+	c := Config{Version: version}
+	fs := flagSet(&c)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(help)
+			fmt.Fprintln(help, "usage: playerd [flags]")
+			fs.PrintDefaults()
+		}
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,174 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
+)
+
+// The schedule behind "a person's change on disk within 1 s, the position
+// within 10 s, and no write storm".
+func TestDueAt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name      string
+		u         Urgency
+		lastWrite time.Time
+		want      time.Time
+	}{
+		{"urgent waits only to coalesce", Urgent, now.Add(-time.Millisecond), now.Add(Settle)},
+		{"urgent ignores the routine spacing", Urgent, now.Add(-time.Second), now.Add(Settle)},
+		{"routine waits for its spacing", Routine, now.Add(-time.Second), now.Add(-time.Second + RoutineEvery)},
+		{"routine long after the last write", Routine, now.Add(-time.Hour), now.Add(Settle)},
+		{"routine on a first start", Routine, time.Time{}, now.Add(Settle)},
+	} {
+		if got := dueAt(c.u, now, c.lastWrite); !got.Equal(c.want) {
+			t.Errorf("%s: due %v after now, want %v", c.name, got.Sub(now), c.want.Sub(now))
+		}
+	}
+	if Settle < 250*time.Millisecond || Settle > 500*time.Millisecond {
+		t.Errorf("Settle %v: writes under a stream of changes must be 250..500 ms apart", Settle)
+	}
+	if RoutineEvery+time.Second >= 10*time.Second {
+		t.Errorf("RoutineEvery %v plus the 1 s report granularity must stay under 10 s", RoutineEvery)
+	}
+}
+
+// An urgent change pulls a routine one forward; a routine change never
+// pushes an urgent one back. The newest state is the one kept.
+func TestSaveKeepsTheEarliestDue(t *testing.T) {
+	sv := NewSaver(t.TempDir(), nil)
+	sv.lastWrite = time.Now()
+	sv.Save(Saved{Volume: 1}, Routine)
+	routineDue := sv.due
+	sv.Save(Saved{Volume: 2}, Urgent)
+	urgentDue := sv.due
+	if !urgentDue.Before(routineDue) || time.Until(urgentDue) > Settle {
+		t.Errorf("urgent after routine: due in %v, want within %v", time.Until(urgentDue), Settle)
+	}
+	sv.Save(Saved{Volume: 3}, Routine)
+	if !sv.due.Equal(urgentDue) || sv.pending.Volume != 3 {
+		t.Errorf("routine after urgent: due moved by %v, pending volume %d", sv.due.Sub(urgentDue), sv.pending.Volume)
+	}
+}
+
+// A queued urgent change reaches the disk through Run without Flush.
+func TestRunWritesUrgentChanges(t *testing.T) {
+	dir := t.TempDir()
+	sv := NewSaver(dir, func(err error) { t.Errorf("report %v", err) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); sv.Flush() }()
+	go sv.Run(ctx)
+	for v := 1; v <= 20; v++ {
+		sv.Save(Saved{Volume: v}, Urgent)
+	}
+	deadline := time.Now().Add(10 * time.Second) // only bounds a hang
+	for {
+		var s Saved
+		if err := ReadJSON(filepath.Join(dir, FileName), &s); err == nil && s.Volume == 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the urgent change never reached the disk")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A failing disk is reported once per episode, kept visible with its start
+// for the API, retried with the same state, and cleared when writing works
+// again.
+func TestFailuresAreReportedOncePerEpisode(t *testing.T) {
+	root := t.TempDir()
+	blocker := filepath.Join(root, "perm")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(blocker, "playerd") // below a file: every write fails
+	var mu sync.Mutex
+	var reports []error
+	sv := NewSaver(dir, func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() })
+
+	if since, err := sv.Err(); err != nil || !since.IsZero() {
+		t.Fatalf("before any write: %v %v", since, err)
+	}
+	sv.Save(Saved{Volume: 7}, Urgent)
+	sv.writeDue(time.Time{})
+	since, err := sv.Err()
+	if err == nil || since.IsZero() || fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("after a failed write: since %v, err %v", since, err)
+	}
+	if msg := fault.Message(err); !strings.HasPrefix(msg, "cannot save the player state") || strings.Contains(msg, root) {
+		t.Errorf("message for the API %q: must name the failure, not the path", msg)
+	}
+	if sv.pending == nil || sv.pending.Volume != 7 || time.Until(sv.due) < RetryEvery-time.Second {
+		t.Errorf("the failed state must be retried after %v: pending %+v, due in %v", RetryEvery, sv.pending, time.Until(sv.due))
+	}
+	sv.Save(Saved{Volume: 8}, Urgent)
+	if time.Until(sv.due) < RetryEvery-time.Second {
+		t.Errorf("while failing, a new change must wait for the retry, due in %v", time.Until(sv.due))
+	}
+	sv.writeDue(time.Time{})
+	if again, _ := sv.Err(); !again.Equal(since) {
+		t.Errorf("a second failure restarted the episode: %v, then %v", since, again)
+	}
+
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	sv.writeDue(time.Time{})
+	if since, err := sv.Err(); err != nil || !since.IsZero() {
+		t.Errorf("after a good write: %v %v", since, err)
+	}
+	if s, err := Load(dir); err != nil || s.Volume != 8 {
+		t.Errorf("retried state on disk: volume %d %v, want 8", s.Volume, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 2 || reports[0] == nil || reports[1] != nil {
+		t.Errorf("reports %v, want the error once, then nil once", reports)
+	}
+}
+
+func TestSaveErrorNamesTheFailure(t *testing.T) {
+	for errno, want := range map[syscall.Errno]string{
+		syscall.ENOSPC: "storage is full",
+		syscall.EROFS:  "storage is read-only",
+		syscall.EACCES: "storage is not writable",
+		syscall.EIO:    "storage error",
+	} {
+		err := saveError(&fs.PathError{Op: "open", Path: "/perm/playerd/.state.json.tmp-1", Err: errno})
+		msg := fault.Message(err)
+		if !strings.HasSuffix(msg, ": "+want) || strings.Contains(msg, "/perm") {
+			t.Errorf("%v: %q, want %q and no path", errno, msg, want)
+		}
+		if !errors.Is(err, errno) {
+			t.Errorf("%v: the cause is lost for the log", errno)
+		}
+	}
+}
+
+// NewSaver removes the temporaries of state.json a power cut left, and
+// only those: another file's write may be in progress.
+func TestNewSaverRemovesInterruptedWrites(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{".state.json.tmp-123", ".library-cache.json.tmp-9"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	NewSaver(dir, nil)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != ".library-cache.json.tmp-9" {
+		t.Errorf("left %v, want only the other file's temporary", entries)
+	}
+}
