@@ -33,7 +33,7 @@ import (
 // adminState is what the admin area keeps beside the box's parts.
 type adminState struct {
 	ready      sysinfo.Ready
-	systemHost string // the host name of the flags or the system
+	systemHost string            // the host name of the flags or the system
 	powerReq   chan power.Action // taken by run, which then shuts down
 	restoreMu  sync.Mutex        // one restore at a time
 }
