@@ -154,6 +154,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
 	a.startResetWatch(ctx, &wg)
+	wg.Go(func() { a.runIdleShutdown(ctx) })
 
 	var runErr error
 	poweringOff := false
