@@ -337,7 +337,10 @@ func jsonFile(v any) ([]byte, error) {
 
 // reloadResume gives the player the resume points of a restored state.
 // The queue and the volume stay as they are: a restore does not start or
-// change what plays.
+// change what plays. state.json is the player's file: a save of the old
+// state under way while the journal renamed the restored one may land
+// after it, but the player saves again with the restored points as soon as
+// it has them, so on disk the old points last a write's length.
 func (a *app) reloadResume() error {
 	s, err := state.Load(a.cfg.Data)
 	if err != nil {

@@ -76,19 +76,22 @@ func (l *Library) change(f func(root *os.Root) error) error {
 
 // Dirs lists every directory below the media root (the root first, then
 // natural order of the paths). Hidden directories and links are left out.
+// It reads only, so it does not wait for changes.
 func (l *Library) Dirs() ([]Dir, error) {
-	var dirs []Dir
-	err := l.change(func(root *os.Root) error {
-		rels, err := walkDirs(root)
-		if err != nil {
-			return err
-		}
-		for _, rel := range rels {
-			dirs = append(dirs, l.dir(rel))
-		}
-		return nil
-	})
-	return dirs, err
+	root, err := os.OpenRoot(l.root)
+	if err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "media directory unavailable")
+	}
+	defer root.Close()
+	rels, err := walkDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := make([]Dir, 0, len(rels))
+	for _, rel := range rels {
+		dirs = append(dirs, l.dir(rel))
+	}
+	return dirs, nil
 }
 
 func walkDirs(root *os.Root) ([]string, error) {

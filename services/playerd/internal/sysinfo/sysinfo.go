@@ -24,11 +24,13 @@ type Config struct {
 	Version   string // playerd's version
 }
 
-// Ready is how long the start took, measured once when the API listens.
+// Ready is how long the start took, measured once when the API listens;
+// the zero Ready (both null) means it was not measured: the API could not
+// listen at once.
 type Ready struct {
 	// ProcessToReadyMS: from the start of the playerd process to its API
 	// listening.
-	ProcessToReadyMS int64 `json:"process_start_to_ready_ms"`
+	ProcessToReadyMS *int64 `json:"process_start_to_ready_ms"`
 	// KernelUptimeMS: the kernel's uptime at that moment, which on the box
 	// is the time from power-on (less the firmware's) to a usable API.
 	KernelUptimeMS *int64 `json:"kernel_uptime_at_ready_ms"`
@@ -42,7 +44,8 @@ const userHZ = 100
 // proc/self/stat; start (when run began) stands in where that is
 // unreadable.
 func MarkReady(proc string, start time.Time) Ready {
-	r := Ready{ProcessToReadyMS: time.Since(start).Milliseconds()}
+	process := time.Since(start).Milliseconds()
+	r := Ready{ProcessToReadyMS: &process}
 	up, ok := uptime(proc)
 	if !ok {
 		return r
@@ -50,7 +53,7 @@ func MarkReady(proc string, start time.Time) Ready {
 	ms := int64(up * 1000)
 	r.KernelUptimeMS = &ms
 	if ticks, ok := processStart(proc); ok {
-		r.ProcessToReadyMS = max(0, ms-ticks*1000/userHZ)
+		process = max(0, ms-ticks*1000/userHZ)
 	}
 	return r
 }

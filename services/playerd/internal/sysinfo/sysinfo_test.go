@@ -29,7 +29,7 @@ func TestReadFromAFakeMachine(t *testing.T) {
 	write(t, filepath.Join(proc, "self/stat"), "42 (play) (erd) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 450 1000 200\n")
 
 	ready := MarkReady(proc, time.Now())
-	if ready.ProcessToReadyMS != 12500-4500 || ready.KernelUptimeMS == nil || *ready.KernelUptimeMS != 12500 {
+	if *ready.ProcessToReadyMS != 12500-4500 || ready.KernelUptimeMS == nil || *ready.KernelUptimeMS != 12500 {
 		t.Errorf("ready %+v", ready)
 	}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -50,7 +50,7 @@ func TestReadFromAFakeMachine(t *testing.T) {
 func TestNothingKnownIsNull(t *testing.T) {
 	start := time.Now().Add(-time.Second)
 	ready := MarkReady(t.TempDir(), start)
-	if ready.KernelUptimeMS != nil || ready.ProcessToReadyMS < 1000 {
+	if ready.KernelUptimeMS != nil || *ready.ProcessToReadyMS < 1000 {
 		t.Errorf("ready without /proc: %+v", ready)
 	}
 	info := Read(Config{Proc: t.TempDir(), Sys: t.TempDir()}, ready, time.Now())
