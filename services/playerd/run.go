@@ -103,18 +103,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.speech = a.newSpeech()
 
-	srv := &http.Server{
-		Handler:           a.handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
+	srv, ln := newServer(a.handler(), ln)
+	log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit())
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
