@@ -115,13 +115,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	a.speech = a.newSpeech()
 	a.startAdmin()
 
-	srv := &http.Server{
-		Handler:           a.handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newServer(a.handler())
 	ln := cfg.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -130,7 +124,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	if ln != nil {
 		a.adm.ready = sysinfo.MarkReady("/proc", start)
-		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit())
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
