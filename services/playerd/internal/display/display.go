@@ -216,10 +216,10 @@ func (d *Display) refresh(ctx context.Context) error {
 	defer d.rmu.Unlock()
 	d.loadHome(ctx)
 	v := d.build(d.o.Player.Status())
+	d.light(&v) // also when the frame stays: a new brightness
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
 		return nil
 	}
-	d.light(&v)
 	d.targets = d.r.render(d.frame, &v)
 	d.shown = &v
 	if d.o.Screen != nil {

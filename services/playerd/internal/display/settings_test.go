@@ -76,11 +76,17 @@ func TestIdleOffAndBacklight(t *testing.T) {
 	if black(snap(t, d)) {
 		t.Error("a message did not wake the screen")
 	}
-	// 0 is never; a new brightness is set at once.
+	// A new brightness is set at once, though the frame stays the same.
+	snap(t, d)
+	d.Apply(Settings{Lang: "en", IdleOff: 2 * time.Minute, Brightness: 45})
+	if snap(t, d); bl.last() != 45 {
+		t.Errorf("brightness not applied: %d", bl.last())
+	}
+	// 0 is never.
 	d.Apply(Settings{Lang: "en", Brightness: 30})
 	clk.add(time.Hour)
 	if black(snap(t, d)) || bl.last() != 30 {
-		t.Errorf("idle-off 0 darkened the screen or brightness not applied: %d", bl.last())
+		t.Errorf("idle-off 0 darkened the screen: backlight %d", bl.last())
 	}
 }
 
