@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/bootfs"
+	"github.com/storybox/storybox/services/internal/bootfs"
 )
 
 // resetPoll is how often the reset file is looked for after the start. On
