@@ -61,17 +61,16 @@ type Station struct {
 	reqs chan func()
 
 	// Owned by Run's goroutine.
-	iface      string
-	state      string
-	target     store.Network // the network joining or joined
-	deadline   time.Time     // of the join in progress
-	pending    chan<- error  // the API request waiting for this join
-	retryAt    time.Time
-	backoff    time.Duration
-	failed     map[string]bool // networks that failed this round
-	lastErr    string
-	link       radio.Link
-	lastAddrUp bool
+	iface    string
+	state    string
+	target   store.Network // the network joining or joined
+	deadline time.Time     // of the join in progress
+	pending  chan<- error  // the API request waiting for this join
+	retryAt  time.Time
+	backoff  time.Duration
+	failed   map[string]bool // networks that failed this round
+	lastErr  string
+	link     radio.Link
 
 	mu     sync.Mutex
 	status netapi.Status
