@@ -60,7 +60,17 @@ type rig struct {
 
 func start(t *testing.T, offload bool, known ...store.Network) *rig {
 	t.Helper()
+	return startWith(t, offload, nil, known...)
+}
+
+// startWith puts aps in reach before the station starts, for tests that
+// must not race its first scan.
+func startWith(t *testing.T, offload bool, aps []radiotest.AP, known ...store.Network) *rig {
+	t.Helper()
 	r := &rig{radio: radiotest.New(offload), addr: &fakeAddr{}}
+	for _, ap := range aps {
+		r.radio.Put(ap)
+	}
 	var err error
 	if r.store, err = store.Open(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -146,9 +156,10 @@ func TestConnectWrongPassphrase(t *testing.T) {
 	if _, ok := r.store.Lookup("home"); ok {
 		t.Fatal("a network that failed was saved")
 	}
-	if st := r.st.Status(); !strings.Contains(st.LastError, "wrong password") || st.State != netapi.StateDisconnected {
-		t.Errorf("status after the failure: %+v", st)
-	}
+	// The status follows the answer within a poll.
+	r.wait(t, "the failure in the status", func(st netapi.Status) bool {
+		return strings.Contains(st.LastError, "wrong password") && st.State == netapi.StateDisconnected
+	})
 	prio := 5
 	if err := r.st.Connect(ctx, netapi.Connect{SSID: "home", Password: "right passphrase", Priority: &prio}); err != nil {
 		t.Fatalf("right passphrase: %v", err)
@@ -217,10 +228,11 @@ func TestNoOffload(t *testing.T) {
 // The scan lists each name once at its strongest, strongest first, marks
 // the joined and the known networks, and never shows a passphrase.
 func TestScan(t *testing.T) {
-	r := start(t, true, store.Network{SSID: "home", PSK: "passphrase"})
-	r.radio.Put(radiotest.AP{SSID: "home", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "passphrase"})
-	r.radio.Put(radiotest.AP{SSID: "neighbour", BSSID: bssid, SignalDBM: -80, Security: radio.WPA2WPA3})
-	r.radio.Put(radiotest.AP{SSID: "cafe", BSSID: bssid, SignalDBM: -65, Security: radio.Open})
+	r := startWith(t, true, []radiotest.AP{
+		{SSID: "home", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "passphrase"},
+		{SSID: "neighbour", BSSID: bssid, SignalDBM: -80, Security: radio.WPA2WPA3},
+		{SSID: "cafe", BSSID: bssid, SignalDBM: -65, Security: radio.Open},
+	}, store.Network{SSID: "home", PSK: "passphrase"})
 	r.wait(t, "the join", connectedTo("home"))
 	sc, err := r.st.Scan(context.Background(), "")
 	if err != nil {
@@ -246,11 +258,12 @@ func TestScan(t *testing.T) {
 // The highest priority in reach wins over a stronger signal; forgetting
 // the joined network moves on to the next.
 func TestPriorityAndForget(t *testing.T) {
-	r := start(t, true,
+	r := startWith(t, true, []radiotest.AP{
+		{SSID: "upstairs", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "passphrase"},
+		{SSID: "downstairs", BSSID: bssid, SignalDBM: -75, Security: radio.WPA2, PSK: "passphrase"},
+	},
 		store.Network{SSID: "upstairs", PSK: "passphrase", Priority: 1},
 		store.Network{SSID: "downstairs", PSK: "passphrase", Priority: 9})
-	r.radio.Put(radiotest.AP{SSID: "upstairs", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "passphrase"})
-	r.radio.Put(radiotest.AP{SSID: "downstairs", BSSID: bssid, SignalDBM: -75, Security: radio.WPA2, PSK: "passphrase"})
 	r.wait(t, "the preferred network", connectedTo("downstairs"))
 	if err := r.st.Forget(context.Background(), "downstairs"); err != nil {
 		t.Fatal(err)
@@ -264,11 +277,12 @@ func TestPriorityAndForget(t *testing.T) {
 // A known network whose passphrase has changed fails again and again, with
 // a growing pause; another known network in reach is tried meanwhile.
 func TestFailingNetworkDoesNotBlockOthers(t *testing.T) {
-	r := start(t, true,
+	r := startWith(t, true, []radiotest.AP{
+		{SSID: "changed", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "new passphrase"},
+		{SSID: "spare", BSSID: bssid, SignalDBM: -80, Security: radio.Open},
+	},
 		store.Network{SSID: "changed", PSK: "old passphrase", Priority: 9},
 		store.Network{SSID: "spare", Priority: 1})
-	r.radio.Put(radiotest.AP{SSID: "changed", BSSID: bssid, SignalDBM: -40, Security: radio.WPA2, PSK: "new passphrase"})
-	r.radio.Put(radiotest.AP{SSID: "spare", BSSID: bssid, SignalDBM: -80, Security: radio.Open})
 	r.wait(t, "the spare network", connectedTo("spare"))
 }
 
