@@ -142,7 +142,8 @@ func TestAPIMatchesReference(t *testing.T) {
 	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3, 3}}); err != nil {
 		t.Fatal(err)
 	}
-	base, stop := startBox(t, media, t.TempDir())
+	netd := fakeNetd(t)
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.Net = netd })
 	defer stop()
 	folders := getJSON[[]map[string]any](t, base+"/api/library")
 	id := folders[0]["id"].(string)
@@ -179,6 +180,18 @@ func TestAPIMatchesReference(t *testing.T) {
 		{"GET", "/api/ui-state", "", 200},
 		{"GET", "/api/display/screenshot", "", 200},
 		{"POST", "/api/admin/library/rescan", `{}`, 200},
+		// The network area, from the box itself (netd: fakeNetd).
+		{"GET", "/api/connectivity/wifi/status", "", 200},
+		{"GET", "/api/connectivity/wifi/adapters", "", 200},
+		{"GET", "/api/connectivity/wifi", "", 200},
+		{"GET", "/api/connectivity/wifi?interface=wlan9", "", 409},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"correct horse","priority":2}`, 200},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"wrong passphrase"}`, 502},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","pass":"x"}`, 400},
+		{"GET", "/api/connectivity/wifi/networks", "", 200},
+		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"home"}`, 200},
+		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"elsewhere"}`, 404},
+		{"PUT", "/api/connectivity/wifi/country", `{"country":"DE"}`, 200},
 		// The administrator password: none yet, the first, a session, a
 		// change refused, logout, login.
 		{"GET", "/api/admin/auth", "", 200},

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/bootfs"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/bootfs"
 )
 
 // resetPoll is how often the reset file is looked for after the start. On

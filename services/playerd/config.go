@@ -25,6 +25,7 @@ type Config struct {
 	Data    string
 	Output  string
 	Hat     string
+	Net     string // netd's socket; empty: no Wi-Fi service
 	Version string
 	// The speech program, its voice data, and an optional speech server.
 	SpeechProgram, SpeechData, SpeechRemote string
@@ -80,6 +81,9 @@ func (c Config) Validate() error {
 	if len(c.Hat) > maxSocketPath {
 		return fmt.Errorf("-hat %q: longer than a Unix socket path may be (%d bytes)", c.Hat, maxSocketPath)
 	}
+	if len(c.Net) > maxSocketPath {
+		return fmt.Errorf("-net %q: longer than a Unix socket path may be (%d bytes)", c.Net, maxSocketPath)
+	}
 	if c.SpeechRemote != "" {
 		u, err := url.Parse(c.SpeechRemote)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -128,6 +132,7 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
 	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
 	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
+	fs.StringVar(&c.Net, "net", env("PLAYERD_NET", ""), "Unix socket of netd, the Wi-Fi service; empty: none (env PLAYERD_NET)")
 	fs.StringVar(&c.SpeechProgram, "speech-program", env("PLAYERD_SPEECH_PROGRAM", speech.DefaultProgram), "speech program: text on stdin, WAV on stdout; missing: no voice (env PLAYERD_SPEECH_PROGRAM)")
 	fs.StringVar(&c.SpeechData, "speech-data", env("PLAYERD_SPEECH_DATA", speech.DefaultDataDir), "voice data of the speech program (env PLAYERD_SPEECH_DATA)")
 	fs.StringVar(&c.SpeechRemote, "speech-remote", env("PLAYERD_SPEECH_REMOTE", ""), "URL of a speech server on the home network, tried before the local voice; empty: none (env PLAYERD_SPEECH_REMOTE)")

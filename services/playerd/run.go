@@ -41,7 +41,8 @@ type app struct {
 	homeCfg  atomic.Pointer[home.Config] // nil: derived from the library
 	metrics  *metrics.Reader
 	system   system.Reader
-	battery  *battery // nil without -hat
+	net      api.Connectivity // nil without -net
+	battery  *battery         // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
 	auth     *auth.Manager
@@ -108,7 +109,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
-	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
+	var netw system.Network
+	a.net, netw = newNetwork(cfg.Net)
+	a.system = system.Reader{Net: netw, Battery: a.battery.systemBattery}
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -212,6 +215,7 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Net:     a.net,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
 	}

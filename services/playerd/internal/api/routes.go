@@ -46,13 +46,14 @@ type Deps struct {
 	Log     *slog.Logger
 	Player  Player
 	Library Library
-	Home    func() any // the /api/home model
-	Info    func() any // the /api/info object
-	Metrics func() any // the /api/system/metrics object
-	System  func() any // the /api/system object
-	Hat     HatSource  // optional
-	Speaker Speaker    // optional
-	Display Display    // optional
+	Home    func() any   // the /api/home model
+	Info    func() any   // the /api/info object
+	Metrics func() any   // the /api/system/metrics object
+	System  func() any   // the /api/system object
+	Hat     HatSource    // optional
+	Speaker Speaker      // optional
+	Display Display      // optional
+	Net     Connectivity // optional: netd, the Wi-Fi
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
@@ -143,6 +144,16 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/system/power", h.power)
 	get("/api/admin/backup", h.backup)
 	post("/api/admin/restore", h.restore)
+
+	// The network area (netd): open from the box itself, from the
+	// network only with an administrator session (guard).
+	get("/api/connectivity/wifi/status", h.wifiStatus)
+	get("/api/connectivity/wifi/adapters", h.wifiAdapters)
+	get("/api/connectivity/wifi", h.wifiScan)
+	post("/api/connectivity/wifi/connect", h.wifiConnect)
+	get("/api/connectivity/wifi/networks", h.wifiNetworks)
+	post("/api/connectivity/wifi/forget", h.wifiForget)
+	put("/api/connectivity/wifi/country", h.wifiCountry)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.
