@@ -44,6 +44,9 @@ type app struct {
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	hostname string
+	ha       *homeAutomation // nil: the home-automation API is off
+	powerReq chan string     // "reboot" or "poweroff" from a paired client
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -57,7 +60,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, powerReq: make(chan string, 1)}
 	if err := a.newAuth(); err != nil {
 		return err
 	}
@@ -109,6 +112,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
 	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
+	a.newHA() // before the display, which shows its pairing card
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -152,14 +156,18 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
 	a.startResetWatch(ctx, &wg)
+	a.startHA(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
+	powerAction := ""
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	case <-a.battery.criticalC():
 		poweringOff = true
+		a.prepareShutdown()
+	case powerAction = <-a.powerReq:
 		a.prepareShutdown()
 	}
 	cancel()
@@ -171,6 +179,11 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("playerd stopped")
 	if poweringOff {
 		if err := a.powerOff(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if powerAction != "" {
+		if err := a.doPower(powerAction); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -199,7 +212,7 @@ func (a *app) handler() http.Handler {
 	return api.NewHandler(api.Deps{
 		Version: a.cfg.Version,
 		Log:     a.log,
-		Player:  a.player,
+		Player:  a.commands(),
 		Library: a.lib,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
@@ -210,8 +223,13 @@ func (a *app) handler() http.Handler {
 		Speaker: a.speech,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		HA:      haAdmin{a},
 	})
 }
+
+// commands is the one path every player command takes, from the local API
+// and the home-automation API alike, so rules that gate it cover both.
+func (a *app) commands() api.Player { return a.player }
 
 func (a *app) home() home.Home {
 	cfg := a.homeCfg

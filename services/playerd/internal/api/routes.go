@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -56,6 +57,8 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// HA is the parent's side of the home-automation API; nil: off.
+	HA HomeAutomation
 }
 
 type handler struct {
@@ -90,6 +93,7 @@ func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
 	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
+	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -117,6 +121,15 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/logout", h.logout)
 	put("/api/admin/password", h.setPassword)
 	post("/api/admin/library/rescan", h.rescan)
+
+	// Home automation: the parent pairs and revokes clients here; the API
+	// itself is on the TLS port, and its paths are refused here in its own
+	// error shape, so no token or code ever travels in clear.
+	get("/api/admin/ha", h.haStatus)
+	post("/api/admin/ha/pairing", h.haEnable)
+	del("/api/admin/ha/pairing", h.haCancel)
+	del("/api/admin/ha/clients/{client_id}", h.haRevoke)
+	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

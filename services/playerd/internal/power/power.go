@@ -46,3 +46,18 @@ func System(real bool) Func {
 		return nil
 	}
 }
+
+// Reboot returns the real restart when real is set, and otherwise one that
+// only returns ErrDryRun.
+func Reboot(real bool) Func {
+	return func(context.Context) error {
+		if !real {
+			return ErrDryRun
+		}
+		doSync()
+		if err := doReboot(unix.LINUX_REBOOT_CMD_RESTART); err != nil {
+			return fmt.Errorf("reboot: %w", err)
+		}
+		return nil
+	}
+}
