@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/brutella/dnssd v1.2.14
+	github.com/coder/websocket v1.8.14
 	github.com/d2r2/go-i2c v0.0.0-20191123181816-73a8a799d6bc
 	github.com/d2r2/go-logger v0.0.0-20210606094344-60e9d1233e22
 	github.com/dhowden/tag v0.0.0-20240417053706-3d75831295e8

@@ -36,6 +36,7 @@ func (a *app) newAuth() error {
 			a.log.Warn("no host name: the API answers to IP addresses and localhost only", "error", err)
 		}
 	}
+	a.hostname = host
 	a.hosts = auth.NewHosts(host, a.cfg.AllowHosts)
 	if a.cfg.MountBoot != "" {
 		if dev, err := bootfs.Mount(a.cfg.MountBoot); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -51,6 +52,16 @@ type Config struct {
 	// auth.DefaultParams and time.Now.
 	PasswordParams auth.Params
 	AuthClock      func() time.Time
+	// HAListen is the address of the home-automation API (TLS); empty:
+	// off. HAAdvertise announces it over mDNS.
+	HAListen    string
+	HAAdvertise bool
+	// Tests only: a listener for the home-automation API, the clock of its
+	// pairing and certificates, and a screen that receives the frames a
+	// framebuffer would.
+	HAListener net.Listener
+	HAClock    func() time.Time
+	Screen     display.Screen
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path
@@ -102,6 +113,15 @@ func (c Config) Validate() error {
 	if _, err := touchOptions(c.TouchAxes); err != nil {
 		return err
 	}
+	if c.HAListen != "" {
+		_, port, err := net.SplitHostPort(c.HAListen)
+		if err != nil {
+			return fmt.Errorf("-ha-listen %q: want HOST:PORT or :PORT, or empty for off", c.HAListen)
+		}
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("-ha-listen %q: port: %v", c.HAListen, err)
+		}
+	}
 	return checkAdminConfig(c)
 }
 
@@ -147,6 +167,8 @@ func flagSet(c *Config) *flag.FlagSet {
 		return nil
 	})
 	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
+	fs.StringVar(&c.HAListen, "ha-listen", env("PLAYERD_HA_LISTEN", ":8443"), "address of the home-automation API v1 (HTTPS, Home Assistant); empty: off (env PLAYERD_HA_LISTEN)")
+	fs.BoolVar(&c.HAAdvertise, "ha-mdns", env("PLAYERD_HA_MDNS", "true") == "true", "announce the home-automation API over mDNS as _mupibox._tcp (env PLAYERD_HA_MDNS)")
 	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	return fs
 }

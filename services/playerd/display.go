@@ -24,6 +24,10 @@ func (a *app) newDisplay() (*display.Display, error) {
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)
 		},
+		Screen: a.cfg.Screen,
+	}
+	if a.ha != nil {
+		o.Pairing, o.Fingerprint = a.ha.pairing, a.ha.id.Fingerprint()
 	}
 	fbPath := a.cfg.FB
 	if fbPath == "auto" {
@@ -32,7 +36,7 @@ func (a *app) newDisplay() (*display.Display, error) {
 			fbPath = "/dev/fb0"
 		}
 	}
-	if fbPath != "" && fbPath != "none" {
+	if fbPath != "" && fbPath != "none" && o.Screen == nil {
 		fb, err := display.OpenFramebuffer(fbPath, a.cfg.Console)
 		if err != nil {
 			a.log.Error("framebuffer unusable, running headless", "error", err)

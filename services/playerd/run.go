@@ -48,6 +48,8 @@ type app struct {
 	auth     *auth.Manager
 	hosts    *auth.Hosts
 	adm      adminState
+	hostname string
+	ha       *homeAutomation // nil: the home-automation API is off
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -112,6 +114,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	var netw system.Network
 	a.net, netw = newNetwork(cfg.Net)
 	a.system = system.Reader{Net: netw, Battery: a.battery.systemBattery}
+	a.newHA() // before the display, which shows its pairing card
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
@@ -152,6 +155,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.startResetWatch(ctx, &wg)
 	wg.Go(func() { a.runIdleShutdown(ctx) })
+	a.startHA(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
@@ -206,7 +210,7 @@ func (a *app) handler() http.Handler {
 	d := api.Deps{
 		Version: a.cfg.Version,
 		Log:     a.log,
-		Player:  a.player,
+		Player:  a.commands(),
 		Library: a.lib,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
@@ -218,10 +222,15 @@ func (a *app) handler() http.Handler {
 		Net:     a.net,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		HA:      haAdmin{a},
 	}
 	a.adminDeps(&d)
 	return api.NewHandler(d)
 }
+
+// commands is the one path every player command takes, from the local API
+// and the home-automation API alike, so rules that gate it cover both.
+func (a *app) commands() api.Player { return a.player }
 
 func (a *app) home() home.Home {
 	return home.Build(a.navigation(), a.lib.Folders(), a.saved.Load().Resume, a.settings.Get().Language)

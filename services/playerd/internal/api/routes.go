@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -65,6 +66,8 @@ type Deps struct {
 	LibraryAdmin LibraryAdmin
 	SystemAdmin  SystemAdmin
 	Backup       BackupAdmin
+	// HA is the parent's side of the home-automation API; nil: off.
+	HA HomeAutomation
 }
 
 type handler struct {
@@ -154,6 +157,15 @@ func (h *handler) routes(r *mux.Router) {
 	get("/api/connectivity/wifi/networks", h.wifiNetworks)
 	post("/api/connectivity/wifi/forget", h.wifiForget)
 	put("/api/connectivity/wifi/country", h.wifiCountry)
+
+	// Home automation: the parent pairs and revokes clients here; the API
+	// itself is on the TLS port, and its paths are refused here in its own
+	// error shape, so no token or code ever travels in clear.
+	get("/api/admin/ha", h.haStatus)
+	post("/api/admin/ha/pairing", h.haEnable)
+	del("/api/admin/ha/pairing", h.haCancel)
+	del("/api/admin/ha/clients/{client_id}", h.haRevoke)
+	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -49,6 +49,10 @@ type Options struct {
 	// command, a framebuffer write); the serving layer logs them.
 	OnError func(error)
 	Now     func() time.Time
+	// Pairing shows the home-automation pairing card; nil: none.
+	// Fingerprint is the TLS key's fingerprint the card shows with it.
+	Pairing     PairingSource
+	Fingerprint string
 }
 
 // Display owns the screen state. Its methods are safe for concurrent use.
@@ -204,6 +208,11 @@ func (d *Display) nextWake() time.Duration {
 		}
 	}
 	d.mu.Unlock()
+	if d.o.Pairing != nil {
+		if p := d.o.Pairing.Prompt(); p != nil {
+			wait = min(wait, p.Until.Sub(now))
+		}
+	}
 	if playing && d.o.Player.Status().State == player.Playing {
 		wait = min(wait, time.Second-time.Duration(now.Nanosecond())%time.Second)
 	}
@@ -280,6 +289,7 @@ func (d *Display) build(st player.Status) view {
 	} else if d.idleOff > 0 && now.Sub(d.lastActive) >= d.idleOff {
 		return view{Size: v.Size, Dark: true}
 	}
+	v.Pair = d.pairView(v.Text)
 
 	if v.Screen == screenPlaying {
 		v.Playing = playingFrom(st)
@@ -389,6 +399,10 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 		d.screen = screenPlaying
 	case actDismiss:
 		d.msg = nil
+	case actCancelPairing:
+		if d.o.Pairing != nil {
+			d.o.Pairing.Cancel()
+		}
 	}
 	return nil
 }
@@ -428,6 +442,10 @@ func (d *Display) ActiveMessage() *Message {
 	return &m
 }
 
+// Wake makes the display look again at what it shows (the pairing card
+// changed).
+func (d *Display) Wake() { d.poke() }
+
 // SetBatteryLow shows or hides the low-battery banner.
 func (d *Display) SetBatteryLow(low bool) {
 	d.mu.Lock()
@@ -450,12 +468,25 @@ func (d *Display) Snapshot(ctx context.Context) (*image.RGBA, error) {
 	return img, err
 }
 
-// Screenshot is Snapshot encoded as PNG.
+// Screenshot is what the screen shows, encoded as PNG, for clients off the
+// box: a pairing code on the screen is blanked (only someone in front of
+// the box may read it).
 func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
-	img, err := d.Snapshot(ctx)
-	if err != nil {
+	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err) // the frame is still what was last shown
 	}
+	d.rmu.Lock()
+	img := image.NewRGBA(d.frame.Rect)
+	if d.shown != nil && d.shown.Pair != nil && d.shown.Pair.Code != "" {
+		v := *d.shown
+		p := *v.Pair
+		p.Code = codeMask
+		v.Pair = &p
+		d.r.render(img, &v)
+	} else {
+		copy(img.Pix, d.frame.Pix)
+	}
+	d.rmu.Unlock()
 	var buf bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	if err := enc.Encode(&buf, img); err != nil {
