@@ -109,17 +109,13 @@ func (a *app) startHA(ctx context.Context, wg *sync.WaitGroup) {
 			return
 		}
 	}
-	ha.ln = hav1.Listener(ln, ha.id.TLSConfig())
-	ha.srv = &http.Server{
-		Handler:           a.haHandler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		// Handshake failures (a client's first probe, plain HTTP, a scan)
-		// are the client's business and would flood gokrazy's log.
-		ErrorLog: log.New(io.Discard, "", 0),
-	}
+	// The same connection limits as :8090 (serve.go), below TLS so a
+	// flood of handshakes is bounded too.
+	ha.ln = hav1.Listener(limit(ln), ha.id.TLSConfig())
+	ha.srv = newServer(a.haHandler())
+	// Handshake failures (a client's first probe, plain HTTP, a scan) are
+	// the client's business and would flood gokrazy's log.
+	ha.srv.ErrorLog = log.New(io.Discard, "", 0)
 	a.log.Info("home-automation API ready", "listen", ln.Addr().String(), "fingerprint", ha.id.Fingerprint())
 	wg.Go(func() {
 		if err := ha.srv.Serve(ha.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

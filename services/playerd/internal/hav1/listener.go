@@ -43,6 +43,9 @@ type sniffConn struct {
 	err  error
 }
 
+// NetConn lets a connection limiter below find its own connection.
+func (c *sniffConn) NetConn() net.Conn { return c.Conn }
+
 func (c *sniffConn) Read(p []byte) (int, error) {
 	c.once.Do(func() {
 		_ = c.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
