@@ -13,6 +13,10 @@ const (
 	Loopback Via = "loopback"
 	// Network: anyone else who can reach the port: the home network.
 	Network Via = "network"
+	// Card: a card placed on a reader: the child.
+	Card Via = "card"
+	// Button: a button on the box or a media key: the child.
+	Button Via = "button"
 )
 
 // Caller is who is asking. Middleware builds one for every request from
