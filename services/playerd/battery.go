@@ -113,7 +113,6 @@ func (a *app) powerOff() error {
 	if off == nil {
 		off = power.System(power.OnGokrazy())
 	}
-	a.log.Warn("battery critical: powering off")
 	err := off(context.Background())
 	if errors.Is(err, power.ErrDryRun) {
 		a.log.Warn("not on gokrazy: the box would power off now")

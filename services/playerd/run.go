@@ -14,8 +14,10 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
@@ -44,6 +46,10 @@ type app struct {
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	cards    *cards.Service
+	input    *input.Manager
+	// powerButton: a long press asked for power-off.
+	powerButton chan struct{}
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -57,7 +63,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, powerButton: make(chan struct{}, 1)}
 	if err := a.newAuth(); err != nil {
 		return err
 	}
@@ -113,6 +119,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	a.speech = a.newSpeech()
+	if err := a.newInput(); err != nil {
+		return err
+	}
 
 	srv := newServer(a.handler())
 	ln := cfg.Listener
@@ -141,6 +150,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
+	wg.Go(func() { _ = a.input.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
@@ -154,6 +164,11 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	case runErr = <-errc:
 	case <-a.battery.criticalC():
 		poweringOff = true
+		log.Warn("battery critical: powering off")
+		a.prepareShutdown()
+	case <-a.powerButton:
+		poweringOff = true
+		log.Warn("power button: powering off")
 		a.prepareShutdown()
 	}
 	cancel()
@@ -204,6 +219,8 @@ func (a *app) handler() http.Handler {
 		Speaker: a.speech,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		Cards:   a.cards,
+		Input:   a.input,
 	})
 }
 

@@ -56,6 +56,9 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// Cards and Input are the card readers and buttons; optional.
+	Cards CardsAdmin
+	Input InputAdmin
 }
 
 type handler struct {
@@ -90,6 +93,7 @@ func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
 	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
+	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -117,6 +121,21 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/logout", h.logout)
 	put("/api/admin/password", h.setPassword)
 	post("/api/admin/library/rescan", h.rescan)
+
+	// Cards and buttons. The fixed paths come before /cards/{id}, which
+	// would take them as ids (and refuse them: ids are digits and capitals).
+	get("/api/admin/cards", h.getCards)
+	put("/api/admin/cards", h.putCards)
+	get("/api/admin/cards/unknown", h.unknownCards)
+	del("/api/admin/cards/unknown/{id}", h.forgetUnknownCard)
+	get("/api/admin/cards/reads", h.cardReads)
+	post("/api/admin/cards/learn", h.startLearn)
+	get("/api/admin/cards/learn", h.learning)
+	del("/api/admin/cards/learn", h.stopLearn)
+	put("/api/admin/cards/{id}", h.putCard)
+	del("/api/admin/cards/{id}", h.deleteCard)
+	get("/api/admin/input", h.getInput)
+	put("/api/admin/input", h.putInput)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.
