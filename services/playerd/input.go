@@ -76,7 +76,11 @@ func (a *app) newInput() error {
 // cardRead hears every card read (but repeats): the place where reads go
 // out as events.
 func (a *app) cardRead(r cards.Read) {
-	a.log.Info("card", "id", r.ID, "outcome", r.Outcome, "error", r.Error)
+	if r.Error != "" {
+		a.log.Info("card", "id", r.ID, "outcome", r.Outcome, "error", r.Error)
+		return
+	}
+	a.log.Info("card", "id", r.ID, "outcome", r.Outcome)
 }
 
 // pressPowerButton asks run to power off, once.
