@@ -15,17 +15,16 @@ import (
 // mappings or wiring file that cannot be read is logged and the defaults
 // are used; the file stays for the parent.
 func (a *app) newInput() error {
-	store, err := cards.Load(a.cfg.Data)
-	if err != nil {
+	var err error
+	if a.cardStore, err = cards.Load(a.cfg.Data); err != nil {
 		a.log.Warn("card mappings", "error", err)
 	}
-	wiring, err := input.LoadWiring(a.cfg.Data)
-	if err != nil {
+	if a.wiring, err = input.LoadWiring(a.cfg.Data); err != nil {
 		a.log.Warn("input wiring", "error", err)
 	}
 	play := func(ctx context.Context, s chime.Sound) error { return chime.Play(ctx, a.player, s) }
 	a.cards, err = cards.New(cards.Options{
-		Store:   store,
+		Store:   a.cardStore,
 		Player:  a.player,
 		Catalog: a.lib,
 		Resume: func(id string) (int, bool) {
@@ -45,7 +44,7 @@ func (a *app) newInput() error {
 		return err
 	}
 	o := input.Options{
-		Wiring:   wiring,
+		Wiring:   a.wiring,
 		Cards:    a.cards,
 		Player:   a.player,
 		Chime:    play,

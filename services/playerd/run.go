@@ -48,6 +48,11 @@ type app struct {
 	hosts    *auth.Hosts
 	cards    *cards.Service
 	input    *input.Manager
+	// The parent's files of cards and input, for the backup: Read, Check
+	// (cards.Check, input.CheckWiring) and, after a restore,
+	// cardStore.Reload and input.Reload.
+	cardStore *cards.Store
+	wiring    *input.WiringStore
 	// powerButton: a long press asked for power-off.
 	powerButton chan struct{}
 }

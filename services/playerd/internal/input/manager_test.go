@@ -194,7 +194,9 @@ func TestReaderReplug(t *testing.T) {
 }
 
 func TestMediaKeys(t *testing.T) {
-	b := startBench(t, DefaultWiring())
+	w := DefaultWiring()
+	w.LongPressMS = 500
+	b := startBench(t, w)
 	b.devs.plug("/dev/input/event4", keyboardInfo)
 	kbd := opened(t, b.devs)
 	ty := newTypist()
