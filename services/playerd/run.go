@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
@@ -44,6 +45,7 @@ type app struct {
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	events   *events.Bus
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -57,7 +59,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, events: events.New(events.Config{})}
 	if err := a.newAuth(); err != nil {
 		return err
 	}
@@ -129,6 +131,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
+	a.startEvents(ctx, &wg)
 	wg.Add(6)
 	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
@@ -157,6 +160,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		a.prepareShutdown()
 	}
 	cancel()
+	a.events.Close() // event streams end, so their connections can close
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)
@@ -204,6 +208,7 @@ func (a *app) handler() http.Handler {
 		Speaker: a.speech,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		Events:  a.events,
 	})
 }
 
@@ -230,6 +235,7 @@ func (a *app) info() map[string]any {
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
 		"library":             a.lib.Report(),
+		"events":              a.events.Stats(),
 		"storage":             a.storage(),
 	}
 	if a.boxID != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -56,11 +57,16 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// Events is the event feed behind GET /api/events (optional);
+	// Streams bound its streams.
+	Events  *events.Bus
+	Streams StreamLimits
 }
 
 type handler struct {
 	Deps
-	log *slog.Logger
+	log     *slog.Logger
+	streams streamCounter
 }
 
 // NewHandler returns the API with its middleware.
@@ -93,6 +99,7 @@ func (h *handler) routes(r *mux.Router) {
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
+	get("/api/events", h.eventStream)
 	get("/api/info", h.info)
 	get("/api/library", h.library)
 	get("/api/cover/{id}", h.cover)
