@@ -46,6 +46,10 @@ type Config struct {
 	// auth.DefaultParams and time.Now.
 	PasswordParams auth.Params
 	AuthClock      func() time.Time
+	// MPRIS is "session" to show the box to the desktop session's media
+	// controls (D-Bus), "off" (or empty) otherwise. A development
+	// machine's; the box has no D-Bus.
+	MPRIS string
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path
@@ -94,6 +98,11 @@ func (c Config) Validate() error {
 	if _, err := touchOptions(c.TouchAxes); err != nil {
 		return err
 	}
+	switch c.MPRIS {
+	case "", "off", "session":
+	default:
+		return fmt.Errorf("-mpris %q: want session or off", c.MPRIS)
+	}
 	return checkAdminConfig(c)
 }
 
@@ -138,6 +147,7 @@ func flagSet(c *Config) *flag.FlagSet {
 		return nil
 	})
 	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
+	fs.StringVar(&c.MPRIS, "mpris", env("PLAYERD_MPRIS", "off"), "session: desktop media controls and playerctl see the box (MPRIS on the D-Bus session bus); off: not (env PLAYERD_MPRIS)")
 	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	return fs
 }

@@ -54,6 +54,9 @@ func TestConfigValidate(t *testing.T) {
 		{"touch word", func(c *Config) { c.Touch = "yes" }, "-touch"},
 		{"touch axes", func(c *Config) { c.TouchAxes = "swap, invert-y" }, ""},
 		{"touch axes unknown word", func(c *Config) { c.TouchAxes = "swap,mirror" }, "-touch-axes"},
+		{"mpris session", func(c *Config) { c.MPRIS = "session" }, ""},
+		{"mpris off", func(c *Config) { c.MPRIS = "off" }, ""},
+		{"mpris system bus", func(c *Config) { c.MPRIS = "system" }, "-mpris"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
@@ -106,6 +109,7 @@ func TestStartExitStatus(t *testing.T) {
 		{"bad output", box("-output", "speaker"), exitNoRestart, "-output"},
 		{"bad listen", box("-listen", "8090"), exitNoRestart, "-listen"},
 		{"bad touch axes", box("-touch-axes", "flip"), exitNoRestart, "-touch-axes"},
+		{"bad mpris", box("-mpris", "on"), exitNoRestart, "-mpris"},
 		// A data directory that cannot be made is a fault of the disk, not of
 		// the configuration: playerd serves without saving (docs/faults.md).
 		{"data directory cannot be made", box("-data", filepath.Join(notDir, "data")), 0, "data directory"},

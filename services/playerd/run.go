@@ -145,6 +145,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	a.startBattery(ctx, &wg)
+	a.startMPRIS(ctx, &wg, ln)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
