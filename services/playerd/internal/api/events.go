@@ -114,6 +114,12 @@ func (h *handler) eventStream(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoEvents)
 		return
 	}
+	// A read, but one that holds a place for as long as it runs: a page of
+	// another web site could not read it (no CORS), so it gets no place.
+	if msg := crossSite(r); msg != "" {
+		h.fail(w, r, fault.New(fault.Forbidden, "%s", msg))
+		return
+	}
 	if r.Method == http.MethodHead {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)

@@ -288,6 +288,24 @@ func TestEventStreamRefusesForeignHostsAndNeedsAFeed(t *testing.T) {
 		t.Errorf("a refused stream subscribed: %+v", st)
 	}
 
+	// EventSource always sends Origin: the box's own pages pass, another
+	// site's page gets no stream (it could not read it anyway).
+	for _, h := range [][]string{
+		{"Origin", "http://attacker.example"},
+		{"Sec-Fetch-Site", "cross-site"},
+	} {
+		resp := sb.get(t, h...)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Errorf("%s: %d %s", h[0], resp.StatusCode, body)
+		}
+	}
+	_, s := sb.open(t, "Origin", sb.url, "Sec-Fetch-Site", "same-origin")
+	if f := s.nextEvent(t); f.event != "status" {
+		t.Errorf("same origin: %+v", f)
+	}
+
 	b := newBox(t, nil)
 	code, body, _ := b.call("GET", "/api/events", "")
 	if code != 503 || body["error"] != "event feed unavailable" {
