@@ -33,7 +33,8 @@ endef
 help:
 	@echo "make run    start the box here: API on http://127.0.0.1:8090, demo media, simulated battery board"
 	@echo "make test   everything CI runs"
-	@echo "make image  flashable Raspberry Pi SD-card image (build/image/storybox.img)"
+	@echo "make image  flashable Raspberry Pi SD-card image (build/image/storybox.img);"
+	@echo "            WIFI_SSID=... WIFI_PSK=... [WIFI_COUNTRY=DE] puts a Wi-Fi network on it (docs/wifi.md)"
 	@echo "make vm     the box for amd64 in qemu, API on http://127.0.0.1:8090"
 	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
 
@@ -48,7 +49,7 @@ deps:
 # ---------------------------------------------------------------------- build
 .PHONY: build
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd ./services/netd
 
 # ------------------------------------------------------------------------ run
 # Needs Go only and installs nothing. -fb none: a development machine's

@@ -21,9 +21,11 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
@@ -31,24 +33,29 @@ import (
 type app struct {
 	cfg      Config
 	log      *slog.Logger
-	settings settings.Settings
+	settings *settings.Store
 	boxID    string
 	lib      *library.Library
 	player   *player.Player
 	saver    *state.Saver
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
-	homeCfg  *home.Config
+	homeCfg  atomic.Pointer[home.Config] // nil: derived from the library
 	metrics  *metrics.Reader
 	system   system.Reader
-	battery  *battery // nil without -hat
+	net      api.Connectivity // nil without -net
+	battery  *battery         // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	adm      adminState
+	hostname string
+	ha       *homeAutomation // nil: the home-automation API is off
 	events   *events.Bus
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	start := time.Now()
 	if cfg.Listener != nil {
 		defer cfg.Listener.Close() // also when run fails before it serves
 	}
@@ -63,14 +70,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := a.newAuth(); err != nil {
 		return err
 	}
-	if a.settings, err = settings.Load(cfg.Data); err != nil {
-		log.Warn("settings", "error", err)
-	}
+	a.loadConfig()
 	if a.boxID, err = settings.BoxID(cfg.Data); err != nil {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
-	}
-	if a.homeCfg, err = home.LoadConfig(cfg.Data); err != nil {
-		log.Warn("home screen", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
 	// The view from the scan cache takes a directory walk and reads no media
@@ -86,12 +88,13 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.saved.Store(&restored)
 	a.saver = state.NewSaver(cfg.Data, a.reportSave)
+	audio := a.settings.Get().Audio
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
-		MaxVolume:      a.settings.Audio.MaxVolume,
-		StartVolume:    a.settings.Audio.StartupVolume,
-		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
+		MaxVolume:      audio.MaxVolume,
+		StartVolume:    audio.StartupVolume,
+		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
 		Save: func(s state.Saved, u state.Urgency) {
 			a.saved.Store(&s)
@@ -110,11 +113,15 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
-	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
+	var netw system.Network
+	a.net, netw = newNetwork(cfg.Net)
+	a.system = system.Reader{Net: netw, Battery: a.battery.systemBattery}
+	a.newHA() // before the display, which shows its pairing card
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
 	a.speech = a.newSpeech()
+	a.startAdmin()
 
 	srv := newServer(a.handler())
 	ln := cfg.Listener
@@ -124,6 +131,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	if ln != nil {
+		a.adm.ready = sysinfo.MarkReady("/proc", start)
 		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit())
 	}
 
@@ -150,14 +158,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
 	a.startResetWatch(ctx, &wg)
+	wg.Go(func() { a.runIdleShutdown(ctx) })
+	a.startHA(ctx, &wg)
 
 	var runErr error
 	poweringOff := false
+	var powerReq power.Action
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	case <-a.battery.criticalC():
 		poweringOff = true
+		a.prepareShutdown()
+	case powerReq = <-a.adm.powerReq:
 		a.prepareShutdown()
 	}
 	cancel()
@@ -170,6 +183,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("playerd stopped")
 	if poweringOff {
 		if err := a.powerOff(); err != nil && runErr == nil {
+			runErr = err
+		}
+	} else if powerReq != "" {
+		if err := a.switchPower(powerReq); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -195,10 +212,10 @@ func (a *app) scanLibrary(ctx context.Context) {
 }
 
 func (a *app) handler() http.Handler {
-	return api.NewHandler(api.Deps{
+	d := api.Deps{
 		Version: a.cfg.Version,
 		Log:     a.log,
-		Player:  a.player,
+		Player:  a.commands(),
 		Library: a.lib,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
@@ -207,23 +224,27 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Net:     a.net,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		HA:      haAdmin{a},
 		Events:  a.events,
-	})
+	}
+	a.adminDeps(&d)
+	return api.NewHandler(d)
 }
 
+// commands is the one path every player command takes, from the local API
+// and the home-automation API alike, so rules that gate it cover both.
+func (a *app) commands() api.Player { return a.player }
+
 func (a *app) home() home.Home {
-	cfg := a.homeCfg
-	if cfg == nil {
-		cfg = home.Defaults(a.lib.TopLevel())
-	}
-	return home.Build(cfg, a.lib.Folders(), a.saved.Load().Resume, a.settings.Language)
+	return home.Build(a.navigation(), a.lib.Folders(), a.saved.Load().Resume, a.settings.Get().Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.
 func (a *app) info() map[string]any {
-	s := a.settings
+	s := a.settings.Get()
 	info := map[string]any{
 		"version":             a.cfg.Version,
 		"language":            s.Language,

@@ -13,6 +13,9 @@ const (
 	Loopback Via = "loopback"
 	// Network: anyone else who can reach the port: the home network.
 	Network Via = "network"
+	// HomeAutomation: a paired client of the home-automation API (:8443)
+	// with a valid token; Caller.Client names it.
+	HomeAutomation Via = "home-automation"
 )
 
 // Caller is who is asking. Middleware builds one for every request from
@@ -24,6 +27,8 @@ type Caller struct {
 	Addr netip.Addr // the client's address, for per-address limits
 	// Admin: the request carries a valid administrator session.
 	Admin bool
+	// Client is the paired client's id when Via is HomeAutomation.
+	Client string
 }
 
 type callerKey struct{}

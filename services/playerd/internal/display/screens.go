@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -24,11 +25,13 @@ const (
 // which is how the display knows it need not draw.
 type view struct {
 	Size       image.Point
+	Dark       bool // the screen is off (Settings.IdleOff): black, no targets
 	Screen     screenKind
 	BatteryLow bool
 	Home       homeView
 	Playing    playingView
 	Msg        *msgView
+	Pair       *pairView
 	Text       texts
 }
 
@@ -66,11 +69,22 @@ type texts struct {
 	BatteryLow string
 	Empty      string
 	Track      string // "Titel %d von %d"
+	// The pairing card.
+	PairTitle, PairWaiting, PairWants, PairAllowed, PairEnter, PairFingerprint, Cancel string
+	Scopes                                                                             map[pairing.Scope]string
 }
 
 var textsByLang = map[string]texts{
-	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d"},
-	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d"},
+	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
+		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
+		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",
+		Cancel: "Abbrechen",
+		Scopes: map[pairing.Scope]string{pairing.Read: "lesen", pairing.Control: "steuern", pairing.Notify: "Nachrichten", pairing.Power: "Ein/Aus"}},
+	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
+		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
+		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
+		Cancel: "Cancel",
+		Scopes: map[pairing.Scope]string{pairing.Read: "read", pairing.Control: "control", pairing.Notify: "notify", pairing.Power: "power"}},
 }
 
 // renderer draws views. Not safe for concurrent use.
@@ -80,6 +94,10 @@ type renderer struct {
 }
 
 func (r *renderer) render(dst *image.RGBA, v *view) []target {
+	if v.Dark {
+		fill(dst, dst.Bounds(), color.RGBA{A: 0xff})
+		return nil
+	}
 	fill(dst, dst.Bounds(), colBackground)
 	c := content(v.Size, v.BatteryLow)
 	var ts []target
@@ -94,6 +112,9 @@ func (r *renderer) render(dst *image.RGBA, v *view) []target {
 	}
 	if v.Msg != nil {
 		ts = append(ts, r.message(dst, v.Size, v.Msg)...)
+	}
+	if v.Pair != nil {
+		ts = append(ts, r.pairing(dst, v.Size, v.Pair, v.Text)...)
 	}
 	return ts
 }

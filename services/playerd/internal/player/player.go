@@ -98,7 +98,10 @@ type Player struct {
 type request struct {
 	cmd  Command
 	clip *clip
-	resp chan response
+	// change is an owner's change of the player's configuration or saved
+	// state (owner.go), run in the player goroutine like a command.
+	change func() error
+	resp   chan response
 }
 
 type response struct {
@@ -263,9 +266,12 @@ func (p *Player) audible() bool {
 
 func (p *Player) handle(r request) {
 	var err error
-	if r.clip != nil {
+	switch {
+	case r.change != nil:
+		err = r.change()
+	case r.clip != nil:
 		err = p.enqueueClip(r.clip)
-	} else {
+	default:
 		err = p.command(r.cmd)
 	}
 	// Before the answer: an acknowledged change is already on its way to
