@@ -17,7 +17,7 @@ func (a *app) startMPRIS(ctx context.Context, wg *sync.WaitGroup, ln net.Listene
 		return
 	}
 	cfg := mpris.Config{
-		Player: a.player,
+		Player: a.commands(), // the same path as the APIs' commands
 		Events: a.events,
 		OnReady: func(name string) {
 			a.log.Info("MPRIS", "name", name)
