@@ -139,6 +139,21 @@ func postJSON(t *testing.T, url, body string) {
 	}
 }
 
+func putJSON(t *testing.T, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("PUT", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("PUT %s %s: %d %s", url, body, resp.StatusCode, data)
+	}
+}
+
 type feedInfo struct {
 	Events struct {
 		LastID      uint64 `json:"last_id"`
@@ -210,10 +225,15 @@ func TestEventsEndToEnd(t *testing.T) {
 		{"/api/command", `{"action":"volume","value":55}`, "volume"},
 		{"/api/message", `{"message":"Gute Nacht","duration_ms":3000}`, "message"},
 		{"/api/admin/library/rescan", `{}`, "library"},
+		{"PUT /api/admin/settings", `{"audio":{"max_volume":70}}`, "settings"},
 	}
 	var got []sseEvent
 	for _, step := range steps {
-		postJSON(t, base+step.url, step.body)
+		if url, ok := strings.CutPrefix(step.url, "PUT "); ok {
+			putJSON(t, base+url, step.body)
+		} else {
+			postJSON(t, base+step.url, step.body)
+		}
 		got = append(got, a.until(t, step.want+" event", func(ev sseEvent) bool { return ev.Event == step.want })...)
 	}
 	last := checkIDs(t, "client a", got, start)
@@ -236,7 +256,22 @@ func TestEventsEndToEnd(t *testing.T) {
 	if pos, _ := seek["position"].(float64); vol["volume"] != 55.0 || pos < 12 || seek["at"] == nil {
 		t.Errorf("volume %v, seek %v", vol, seek)
 	}
-	if gotB := b.until(t, "library event", func(ev sseEvent) bool { return ev.Event == "library" }); !slices.Equal(gotB, got) {
+	// The new maximum shows as a volume event (the player's, so it may
+	// come after the settings event); the settings event names the
+	// section, not its values.
+	capped := func(ev sseEvent) bool { return ev.Event == "volume" && ev.Data == `{"volume":55,"max_volume":70}` }
+	if !slices.ContainsFunc(got, capped) {
+		got = append(got, a.until(t, "the new maximum volume", capped)...)
+		last = checkIDs(t, "client a", got, start)
+	}
+	if !slices.ContainsFunc(got, func(ev sseEvent) bool { return ev.Event == "settings" && ev.Data == `{"sections":["audio"]}` }) {
+		t.Errorf("no settings event naming the audio section: %v", got)
+	}
+	var gotB []sseEvent
+	for range got {
+		gotB = append(gotB, b.next(t))
+	}
+	if !slices.Equal(gotB, got) {
 		t.Errorf("the clients saw different events:\n a %v\n b %v", got, gotB)
 	}
 
@@ -245,7 +280,7 @@ func TestEventsEndToEnd(t *testing.T) {
 	midway := strconv.FormatUint(last, 10)
 	a.close()
 	postJSON(t, base+"/api/command", `{"action":"volume","value":40}`)
-	missed := b.until(t, "volume 40", func(ev sseEvent) bool { return ev.Data == `{"volume":40,"max_volume":80}` })
+	missed := b.until(t, "volume 40", func(ev sseEvent) bool { return ev.Data == `{"volume":40,"max_volume":70}` })
 	postJSON(t, base+"/api/command", `{"action":"previous"}`)
 	missed = append(missed, b.until(t, "track event", func(ev sseEvent) bool { return ev.Event == "track" })...)
 	checkIDs(t, "client b", missed, last)
@@ -297,7 +332,7 @@ func TestEventsEndToEnd(t *testing.T) {
 		t.Errorf("the stalled client was sent %d bytes", n)
 	}
 	postJSON(t, base+"/api/command", `{"action":"volume","value":33}`)
-	b.until(t, "volume 33", func(ev sseEvent) bool { return ev.Data == `{"volume":33,"max_volume":80}` })
+	b.until(t, "volume 33", func(ev sseEvent) bool { return ev.Data == `{"volume":33,"max_volume":70}` })
 }
 
 // dialStalledStream opens GET /api/events with a small receive buffer,
@@ -359,6 +394,29 @@ func TestEventKindsAreDocumented(t *testing.T) {
 	for _, k := range events.Kinds() {
 		if !strings.Contains(string(doc), "| `"+string(k)+"` |") {
 			t.Errorf("event kind %q is not in docs/api.md", k)
+		}
+	}
+}
+
+func TestChangedSections(t *testing.T) {
+	type audio struct{ Max int }
+	type doc struct {
+		Language string   `json:"language"`
+		Audio    audio    `json:"audio"`
+		Hosts    []string `json:"allowed_hosts"`
+	}
+	old := doc{"de", audio{80}, nil}
+	for _, c := range []struct {
+		cur  doc
+		want []string
+	}{
+		{old, nil},
+		{doc{"de", audio{50}, nil}, []string{"audio"}},
+		{doc{"en", audio{80}, []string{"box.lan"}}, []string{"allowed_hosts", "language"}},
+	} {
+		got, err := changedSections(old, c.cur)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %v %v, want %v", c.cur, got, err, c.want)
 		}
 	}
 }
