@@ -148,6 +148,9 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-ctx.Done():
 			return nil
 		case <-conn.Context().Done():
+			if ctx.Err() != nil {
+				return nil // the connection ends with ctx (dbus.WithContext)
+			}
 			return errors.New("mpris: the session bus went away")
 		case <-ready:
 		}

@@ -2,6 +2,7 @@ package mpris
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -356,5 +357,27 @@ func TestNoSessionBus(t *testing.T) {
 		Address: "unix:path=" + t.TempDir() + "/none"})
 	if err == nil {
 		t.Error("Run without a bus succeeded")
+	}
+}
+
+// A session bus that goes away (the desktop session ends) ends Run with an
+// error; playerd logs it and plays on.
+func TestBusGoesAway(t *testing.T) {
+	addr, stop := dbustest.StartStoppable(t)
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Config{Player: &fakePlayer{st: paused()}, Events: events.New(events.Config{}),
+			Address: addr, OnReady: func(n string) { ready <- n }})
+	}()
+	<-ready
+	stop()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "went away") {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not notice the bus going away")
 	}
 }

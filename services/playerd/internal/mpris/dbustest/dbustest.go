@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -36,6 +37,14 @@ func Need(t testing.TB, programs ...string) []string {
 // address; the bus stops when the test ends.
 func Start(t testing.TB) string {
 	t.Helper()
+	addr, _ := StartStoppable(t)
+	return addr
+}
+
+// StartStoppable is Start with a stop function for a test that takes the
+// bus away early.
+func StartStoppable(t testing.TB) (addr string, stop func()) {
+	t.Helper()
 	daemon := Need(t, "dbus-daemon")[0]
 	sock := filepath.Join(t.TempDir(), "bus")
 	cmd := exec.Command(daemon, "--session", "--nofork", "--nopidfile", "--print-address", "--address=unix:path="+sock)
@@ -50,9 +59,15 @@ func Start(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		stop()
 		if t.Failed() && stderr.Len() > 0 {
 			t.Logf("dbus-daemon: %s", stderr.String())
 		}
@@ -62,5 +77,5 @@ func Start(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("dbus-daemon: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), stop
 }
