@@ -84,6 +84,7 @@ type Player struct {
 	gains      []float64 // per-frame gains for buf
 	clips      []*clip   // announcements; the first one is playing
 	musicWas   State     // music state to return to after announcements
+	jumps      uint64    // Status.Jumps
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -325,6 +326,7 @@ func (p *Player) publish(notify bool) {
 		MaxVolume: p.cfg.MaxVolume,
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
+		Jumps:     p.jumps,
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}
