@@ -75,4 +75,6 @@ type Status struct {
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
 	Error      string      `json:"error,omitempty"`
+	// Live: a station plays; its duration is null in JSON.
+	Live bool `json:"-"`
 }
