@@ -19,7 +19,7 @@ func (a *app) newDisplay() (*display.Display, error) {
 	o := display.Options{
 		Player: a.player,
 		Home:   display.HomeFunc(func(context.Context) (home.Home, error) { return a.home(), nil }),
-		Covers: a.lib,
+		Covers: a.catalog,
 		Lang:   a.settings.Language,
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)

@@ -20,9 +20,11 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/radio"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/stream"
 	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
@@ -44,6 +46,9 @@ type app struct {
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	radio    *radio.Service
+	streams  stream.Config
+	catalog  catalog // the library with the stations and podcasts
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -78,6 +83,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if _, err := a.lib.ScanCached(); err != nil {
 		log.Error("library", "error", err)
 	}
+	a.newRadio()
 	restored, err := state.Load(cfg.Data)
 	if err != nil {
 		log.Warn("player state unreadable, starting fresh", "error", err)
@@ -86,7 +92,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	a.saver = state.NewSaver(cfg.Data, a.reportSave)
 	a.player = player.New(player.Config{
 		Open:           opener,
-		Catalog:        a.lib,
+		Catalog:        a.catalog,
+		OpenRemote:     a.openRemote,
+		OnNowPlaying:   a.nowPlaying,
 		MaxVolume:      a.settings.Audio.MaxVolume,
 		StartVolume:    a.settings.Audio.StartupVolume,
 		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
@@ -141,6 +149,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
+	wg.Go(func() { a.radio.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
@@ -194,7 +203,8 @@ func (a *app) handler() http.Handler {
 		Version: a.cfg.Version,
 		Log:     a.log,
 		Player:  a.player,
-		Library: a.lib,
+		Library: a.catalog,
+		Radio:   a.radio,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
@@ -210,9 +220,9 @@ func (a *app) handler() http.Handler {
 func (a *app) home() home.Home {
 	cfg := a.homeCfg
 	if cfg == nil {
-		cfg = home.Defaults(a.lib.TopLevel())
+		cfg = home.WithStreams(home.Defaults(a.lib.TopLevel()))
 	}
-	return home.Build(cfg, a.lib.Folders(), a.saved.Load().Resume, a.settings.Language)
+	return home.Build(cfg, a.catalog.Folders(), a.saved.Load().Resume, a.settings.Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.

@@ -56,6 +56,8 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// Radio is the parent's stations and podcasts; optional.
+	Radio RadioAdmin
 }
 
 type handler struct {
@@ -90,6 +92,7 @@ func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
 	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
+	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -117,6 +120,15 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/logout", h.logout)
 	put("/api/admin/password", h.setPassword)
 	post("/api/admin/library/rescan", h.rescan)
+	get("/api/admin/stations", h.listStations)
+	post("/api/admin/stations", h.addStation)
+	put("/api/admin/stations/{id}", h.updateStation)
+	del("/api/admin/stations/{id}", h.deleteStation)
+	get("/api/admin/podcasts", h.listPodcasts)
+	post("/api/admin/podcasts", h.addPodcast)
+	put("/api/admin/podcasts/{id}", h.updatePodcast)
+	del("/api/admin/podcasts/{id}", h.deletePodcast)
+	post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -208,7 +208,9 @@ func TestStationProblemIsAnErrorUntilItRecovers(t *testing.T) {
 	h.do(Command{Action: ActFolder, FolderID: "radio1"})
 	h.waitFor("playing", func(s Status) bool { return s.State == Playing })
 	r := rs.last("http://radio.example/live")
-	r.set(func(f *fakeRemote) { f.endless, f.problem = false, "the server did not answer in time; trying again in 2s" })
+	r.set(func(f *fakeRemote) {
+		f.endless, f.problem = false, "the server did not answer in time; trying again in 2s"
+	})
 	st := h.waitFor("the error", func(s Status) bool { return s.State == Failed })
 	if st.Error != "stream: the server did not answer in time; trying again in 2s" {
 		t.Errorf("error %q", st.Error)
