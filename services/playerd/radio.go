@@ -22,7 +22,7 @@ func (a *app) newRadio() {
 	}
 	a.streams = stream.Config{Policy: policy, ReadTimeout: a.cfg.StreamReadTimeout, OnRetry: func(url string, err error, wait time.Duration) {
 		a.log.Warn("stream dropped, reconnecting", "url", url, "error", err, "wait", wait)
-	}}
+	}}.Defaults()
 	a.catalog = catalog{lib: a.lib, radio: a.radio}
 }
 

@@ -186,6 +186,8 @@ func Describe(err error) string {
 	var ne net.Error
 	var fe *fault.Error
 	switch {
+	case errors.Is(err, ErrForbidden):
+		return "the address is not allowed: it is the box itself, or a link-local or special address"
 	case errors.As(err, &fe):
 		return fe.Error()
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():

@@ -65,30 +65,39 @@ func (s *Source) run(ctx context.Context, gen int, from float64) {
 			})
 			return
 		case permanent(err):
-			s.settle(gen, func() { s.failed, s.running = err, false })
+			s.settle(gen, func() { s.failed, s.running = failure{"stream: " + describe(err), err}, false })
 			return
 		}
+		// A drop after a healthy stretch is tried again at once, while the
+		// buffer plays on; attempts that keep failing wait longer and longer.
+		wait := backoff
 		if produced >= healthyFrames {
-			backoff, failingSince = s.cfg.MinBackoff, time.Time{}
+			wait, backoff, failingSince = 0, s.cfg.MinBackoff, time.Time{}
 		}
 		if failingSince.IsZero() {
 			failingSince = time.Now()
 		}
 		if time.Since(failingSince) > s.cfg.GiveUp {
-			err = fmt.Errorf("gave up after %v of failed attempts: %s", s.cfg.GiveUp.Round(time.Second), fetch.Describe(err))
-			s.settle(gen, func() { s.failed, s.running = fault.New(fault.Unavailable, "%v", err), false })
+			msg := fmt.Sprintf("stream: gave up after %v of failed attempts: %s", s.cfg.GiveUp.Round(time.Second), describe(err))
+			s.settle(gen, func() { s.failed, s.running = failure{msg, fault.Wrap(fault.Unavailable, err, msg)}, false })
 			return
 		}
-		msg := fmt.Sprintf("%s; trying again in %v", describe(err), backoff.Round(100*time.Millisecond))
+		msg := describe(err) + "; reconnecting"
+		if wait > 0 {
+			msg = fmt.Sprintf("%s; trying again in %v", describe(err), wait.Round(100*time.Millisecond))
+		}
 		s.settle(gen, func() {
 			s.problem = msg
 			s.stats.Failures++
-			s.stats.LastRetry = backoff
+			s.stats.LastRetry = wait
 		})
 		if s.cfg.OnRetry != nil {
-			s.cfg.OnRetry(s.opts.URL, err, backoff)
+			s.cfg.OnRetry(s.opts.URL, err, wait)
 		}
-		t := time.NewTimer(backoff)
+		if wait == 0 {
+			continue
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -118,6 +127,16 @@ func (s *Source) checkURL(raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// failure is why a stream was given up, as the status shows it: what
+// failed, not the addresses and internals of the cause it wraps.
+type failure struct {
+	msg   string
+	cause error
+}
+
+func (f failure) Error() string { return f.msg }
+func (f failure) Unwrap() error { return f.cause }
 
 // describe is an error as the status shows it.
 func describe(err error) string {

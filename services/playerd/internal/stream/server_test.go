@@ -219,7 +219,7 @@ func (l *listener) until(what string, cond func() bool) {
 	}
 }
 
-func newServer(t *testing.T, h http.Handler) *httptest.Server {
+func newServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv

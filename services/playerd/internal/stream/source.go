@@ -44,6 +44,10 @@ type Config struct {
 	OnRetry func(url string, err error, wait time.Duration)
 }
 
+// Defaults returns c with every zero field set to its default; the client
+// is made once here, so sources prepared from it share its connections.
+func (c Config) Defaults() Config { return c.withDefaults() }
+
 func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

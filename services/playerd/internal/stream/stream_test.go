@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/decode"
@@ -18,7 +19,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
-func station(t *testing.T) *icyStation {
+func station(t testing.TB) *icyStation {
 	return &icyStation{audio: testmedia.MP3Frames(fixture(t, "tone.mp3")), metaint: 4000, release: make(chan struct{})}
 }
 
@@ -362,5 +363,37 @@ func TestLiveSeekOnlyRestarts(t *testing.T) {
 	}
 	if err := s.Seek(0); err != nil || s.Seconds() != 0 || s.Duration() != 0 {
 		t.Errorf("Seek(0): %v, position %v, duration %v", err, s.Seconds(), s.Duration())
+	}
+}
+
+// Metadata blocks that lie about their length throw the demuxer off the
+// audio: the decoder meets garbage and the stream reconnects or plays
+// through it, titles stay clean, and nothing hangs.
+func TestLyingMetadataNeverHangs(t *testing.T) {
+	audio := testmedia.MP3Frames(fixture(t, "tone.mp3"))
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Header().Set("icy-metaint", "4000")
+		for sent := 0; ; sent += 4000 {
+			chunk := make([]byte, 4000)
+			for i := range chunk {
+				chunk[i] = audio[(sent+i)%len(audio)]
+			}
+			// 255 blocks of 16 announced, 32 bytes sent.
+			meta := append([]byte{255}, []byte("StreamTitle='L\xfcge\x00\x01';\x00\x00\x00\x00\x00\x00\x00\x00\x00")...)
+			if _, err := w.Write(append(chunk, meta...)); err != nil {
+				return
+			}
+		}
+	}))
+	l := listen(t, Open(testConfig(), Options{URL: srv.URL, Live: true}))
+	l.until("audio or reconnects", func() bool { return l.seconds() >= 3 || l.s.Stats().Failures >= 3 })
+	for _, ta := range l.titles {
+		if !utf8.ValidString(ta.title) || strings.ContainsAny(ta.title, "\x00\x01") {
+			t.Errorf("title %q", ta.title)
+		}
+	}
+	if _, _, f := l.s.Health(); f != nil {
+		t.Errorf("a damaged stream was given up: %v", f)
 	}
 }
