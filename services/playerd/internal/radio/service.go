@@ -442,9 +442,8 @@ func (s *Service) saveCache() {
 			data[id] = f
 		}
 	}
-	err := state.WriteJSON(filepath.Join(s.dir, cacheFile), data)
 	s.mu.RUnlock()
-	_ = err
+	_ = state.WriteJSON(filepath.Join(s.dir, cacheFile), data) // the episodes are in memory; only a restart would miss them
 }
 
 // Run refreshes feeds when they are due and fetches missing covers, until
