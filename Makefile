@@ -160,19 +160,24 @@ bench-speech: speech
 integration: test-speech
 
 # ---------------------------------------------------------------------- fuzz
-# Media files are untrusted: each decoder (wav, mp3, flac, ogg vorbis, ogg
-# opus) and the tag reader is fuzzed behind the boundary in internal/decode
-# for FUZZTIME, from real seed files (testdata/seed). Address space is
-# limited so that an allocation a Pi could not take fails here too instead
-# of succeeding lazily on a large machine. A failing input is written to
-# testdata/fuzz/<target>/; commit it as a regression case.
+# Media files and streams are untrusted: each decoder (wav, mp3, flac, ogg
+# vorbis, ogg opus, and the live stream path) and the tag reader is fuzzed
+# behind the boundary in internal/decode for FUZZTIME, from real seed files
+# (testdata/seed); so are what radio servers and podcast feeds send: the ICY
+# demuxer, stream titles, playlists (internal/stream) and feeds
+# (internal/podcast). Address space is limited so that an allocation a Pi
+# could not take fails here too instead of succeeding lazily on a large
+# machine. A failing input is written to testdata/fuzz/<target>/; commit it
+# as a regression case.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := FuzzWAV FuzzMP3 FuzzFLAC FuzzVorbis FuzzOpus FuzzTags
+FUZZ_TARGETS := decode:FuzzWAV decode:FuzzMP3 decode:FuzzFLAC decode:FuzzVorbis decode:FuzzOpus decode:FuzzTags \
+	decode:FuzzLive stream:FuzzICY stream:FuzzStreamTitle stream:FuzzPlaylist podcast:FuzzParse
 .PHONY: fuzz
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $$t for $(FUZZTIME)"; \
-		( ulimit -v 4000000; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./services/playerd/internal/decode/ ) || exit 1; \
+	@for pt in $(FUZZ_TARGETS); do \
+		p=$${pt%%:*}; t=$${pt#*:}; \
+		echo "fuzz $$p $$t for $(FUZZTIME)"; \
+		( ulimit -v 4000000; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./services/playerd/internal/$$p/ ) || exit 1; \
 	done
 
 integration: fuzz

@@ -23,6 +23,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/radio"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
@@ -114,7 +115,7 @@ func (a *app) navigation() *home.Config {
 	if c := a.homeCfg.Load(); c != nil {
 		return c
 	}
-	return home.Defaults(a.lib.TopLevel())
+	return home.WithStreams(home.Defaults(a.lib.TopLevel()))
 }
 
 // reloadNavigation reads home.json again (at start, after a restore).
@@ -341,6 +342,9 @@ func (a *app) backupFiles() []backup.File {
 		// record of what was read).
 		{Name: cards.FileName, Check: cards.Check, Apply: a.cardStore.Reload, Read: a.cardStore.Read},
 		{Name: input.WiringFileName, Check: input.CheckWiring, Apply: a.input.Reload, Read: a.wiring.Read},
+		// Stations and podcasts; the feeds' cache and covers are fetched
+		// again, so they stay out.
+		{Name: radio.FileName, Check: radio.Check, Apply: a.radio.Reload, Read: a.radio.Read},
 	}
 }
 

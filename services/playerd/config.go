@@ -77,6 +77,13 @@ type Config struct {
 	// controls (D-Bus), "off" (or empty) otherwise. A development
 	// machine's; the box has no D-Bus.
 	MPRIS string
+	// StreamAllowLoopback lets stations, feeds and covers be fetched from
+	// loopback and link-local addresses. Tests only: their servers listen
+	// on 127.0.0.1; the box never fetches from itself on a parent's word.
+	StreamAllowLoopback bool
+	// StreamReadTimeout is how long a silent server may stall before it
+	// counts as dropped; zero is the streams' default (10 s). Tests only.
+	StreamReadTimeout time.Duration
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path

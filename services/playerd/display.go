@@ -20,7 +20,7 @@ func (a *app) newDisplay() (*display.Display, error) {
 		Player: a.player,
 		Events: a.events,
 		Home:   display.HomeFunc(func(context.Context) (home.Home, error) { return a.home(), nil }),
-		Covers: a.lib,
+		Covers: a.catalog,
 		Lang:   a.settings.Get().Language,
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)

@@ -56,14 +56,14 @@ func readEvent(r *bufio.Reader) (sseEvent, error) {
 	}
 }
 
-// stream is a client of GET /api/events that reads in a goroutine of its
+// sseClient is a client of GET /api/events that reads in a goroutine of its
 // own and hands every event over.
-type stream struct {
+type sseClient struct {
 	resp *http.Response
 	c    chan sseEvent
 }
 
-func openStream(t *testing.T, base string, lastID string) *stream {
+func openStream(t *testing.T, base string, lastID string) *sseClient {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/api/events", nil)
 	if lastID != "" {
@@ -78,7 +78,7 @@ func openStream(t *testing.T, base string, lastID string) *stream {
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET /api/events: %d %s", resp.StatusCode, body)
 	}
-	s := &stream{resp: resp, c: make(chan sseEvent, 10000)}
+	s := &sseClient{resp: resp, c: make(chan sseEvent, 10000)}
 	go func() {
 		defer close(s.c)
 		r := bufio.NewReader(resp.Body)
@@ -94,9 +94,9 @@ func openStream(t *testing.T, base string, lastID string) *stream {
 	return s
 }
 
-func (s *stream) close() { s.resp.Body.Close() }
+func (s *sseClient) close() { s.resp.Body.Close() }
 
-func (s *stream) next(t *testing.T) sseEvent {
+func (s *sseClient) next(t *testing.T) sseEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-s.c:
@@ -111,7 +111,7 @@ func (s *stream) next(t *testing.T) sseEvent {
 }
 
 // until reads events up to and including the first that matches.
-func (s *stream) until(t *testing.T, what string, match func(sseEvent) bool) []sseEvent {
+func (s *sseClient) until(t *testing.T, what string, match func(sseEvent) bool) []sseEvent {
 	t.Helper()
 	var got []sseEvent
 	for {

@@ -24,9 +24,11 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/radio"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/stream"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 	"github.com/storybox/storybox/services/playerd/internal/system"
 )
@@ -61,6 +63,9 @@ type app struct {
 	cardStore *cards.Store
 	wiring    *input.WiringStore
 	events    *events.Bus
+	radio     *radio.Service
+	streams   stream.Config
+	catalog   catalog // the library with the stations and podcasts
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -91,6 +96,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if _, err := a.lib.ScanCached(); err != nil {
 		log.Error("library", "error", err)
 	}
+	a.newRadio()
 	restored, err := state.Load(cfg.Data)
 	if err != nil {
 		log.Warn("player state unreadable, starting fresh", "error", err)
@@ -100,7 +106,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	audio := a.settings.Get().Audio
 	a.player = player.New(player.Config{
 		Open:           opener,
-		Catalog:        a.lib,
+		Catalog:        a.catalog,
+		OpenRemote:     a.openRemote,
+		OnNowPlaying:   a.nowPlaying,
 		MaxVolume:      audio.MaxVolume,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
@@ -165,6 +173,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	wg.Go(func() { _ = a.input.Run(ctx) })
+	wg.Go(func() { a.radio.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	a.startMPRIS(ctx, &wg, ln)
 	if !a.lib.Scanned() {
@@ -229,7 +238,8 @@ func (a *app) handler() http.Handler {
 		Version: a.cfg.Version,
 		Log:     a.log,
 		Player:  a.commands(),
-		Library: a.lib,
+		Library: a.catalog,
+		Radio:   a.radio,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
 		Metrics: func() any { return a.metrics.Read() },
@@ -254,7 +264,7 @@ func (a *app) handler() http.Handler {
 func (a *app) commands() api.Player { return a.player }
 
 func (a *app) home() home.Home {
-	return home.Build(a.navigation(), a.lib.Folders(), a.saved.Load().Resume, a.settings.Get().Language)
+	return home.Build(a.navigation(), a.catalog.Folders(), a.saved.Load().Resume, a.settings.Get().Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.

@@ -225,6 +225,21 @@ type statusEvent struct {
 	At time.Time `json:"at"`
 }
 
+// MarshalJSON adds "at" to the status's own encoding (player.Status has a
+// MarshalJSON of its own, which embedding would otherwise promote).
+func (e statusEvent) MarshalJSON() ([]byte, error) {
+	st, err := json.Marshal(e.Status)
+	if err != nil {
+		return nil, err
+	}
+	at, err := json.Marshal(e.At)
+	if err != nil {
+		return nil, err
+	}
+	out := append(st[:len(st)-1:len(st)-1], `,"at":`...)
+	return append(append(out, at...), '}'), nil
+}
+
 // sse writes the event-stream format. A write error is kept and ends the
 // stream at the next flush.
 type sse struct {

@@ -76,6 +76,8 @@ type Deps struct {
 	// Cards and Input are the card readers and buttons; optional.
 	Cards CardsAdmin
 	Input InputAdmin
+	// Radio is the parent's stations and podcasts; optional.
+	Radio RadioAdmin
 }
 
 type handler struct {
@@ -191,6 +193,15 @@ func (h *handler) routes(r *mux.Router) {
 	del("/api/admin/cards/{id}", h.deleteCard)
 	get("/api/admin/input", h.getInput)
 	put("/api/admin/input", h.putInput)
+	get("/api/admin/stations", h.listStations)
+	post("/api/admin/stations", h.addStation)
+	put("/api/admin/stations/{id}", h.updateStation)
+	del("/api/admin/stations/{id}", h.deleteStation)
+	get("/api/admin/podcasts", h.listPodcasts)
+	post("/api/admin/podcasts", h.addPodcast)
+	put("/api/admin/podcasts/{id}", h.updatePodcast)
+	del("/api/admin/podcasts/{id}", h.deletePodcast)
+	post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -3,6 +3,7 @@ package decode
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ var errOgg = fmt.Errorf("%w: malformed ogg stream", ErrCorrupt)
 
 type pageHeader struct {
 	continued bool
+	bos       bool // first page of a logical stream (a new link in a chained stream)
 	granule   int64
 	serial    uint32
 	segments  []byte
@@ -56,7 +58,7 @@ func readPage(r io.Reader) (pageHeader, []byte, int64, error) {
 		return pageHeader{}, nil, 0, fmt.Errorf("%w: truncated page", errOgg)
 	}
 	ph := pageHeader{
-		continued: h[5]&1 != 0, granule: int64(binary.LittleEndian.Uint64(h[6:14])),
+		continued: h[5]&1 != 0, bos: h[5]&2 != 0, granule: int64(binary.LittleEndian.Uint64(h[6:14])),
 		serial: binary.LittleEndian.Uint32(h[14:18]), segments: segs,
 	}
 	return ph, body, int64(oggHeaderBytes + len(segs) + n), nil
@@ -67,6 +69,7 @@ func readPage(r io.Reader) (pageHeader, []byte, int64, error) {
 type packets struct {
 	pending []byte
 	serial  uint32
+	limit   int // longest packet accepted; 0 means oggMaxPacket
 }
 
 // add splits a page body into the packets it completes.
@@ -79,8 +82,8 @@ func (pk *packets) add(h pageHeader, body []byte) ([][]byte, error) {
 	for _, l := range h.segments {
 		pk.pending = append(pk.pending, body[off:off+int(l)]...)
 		off += int(l)
-		if len(pk.pending) > oggMaxPacket {
-			return nil, fmt.Errorf("%w: packet longer than %d bytes", errOgg, oggMaxPacket)
+		if limit := cmp.Or(pk.limit, oggMaxPacket); len(pk.pending) > limit {
+			return nil, fmt.Errorf("%w: packet longer than %d bytes", errOgg, limit)
 		}
 		if l < 255 {
 			out = append(out, pk.pending)

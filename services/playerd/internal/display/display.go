@@ -369,6 +369,12 @@ func playingFrom(st player.Status) playingView {
 		p.Title = st.Queue[st.Index].Title
 		p.Index, p.Count = st.Index+1, len(st.Queue)
 	}
+	if st.Live { // a station: no "track 1 of 1", its title instead
+		p.Index, p.Count = 0, 0
+	}
+	if st.NowPlaying != nil {
+		p.NowPlaying = *st.NowPlaying
+	}
 	return p
 }
 

@@ -57,6 +57,8 @@ type playingView struct {
 	MaxVol int
 	Step   float64 // volume_delta of the − and + buttons
 	Error  string
+	// NowPlaying is a station's current title, shown under its name.
+	NowPlaying string
 }
 
 type msgView struct {
@@ -215,6 +217,9 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	if p.Count > 0 {
 		sub = fmt.Sprintf(tx.Track, p.Index, p.Count)
 	}
+	if p.NowPlaying != "" {
+		sub = p.NowPlaying
+	}
 	if p.Error != "" {
 		sub = p.Error
 	}
@@ -235,7 +240,7 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	button(l.prev, colPanelHi)
 	iconSkip(dst, l.prev.Inset(26), -1, colText)
 	button(l.play, colAccent)
-	if p.State == player.Playing {
+	if p.State == player.Playing || p.State == player.Buffering {
 		iconPause(dst, l.play.Inset(32), colDark)
 	} else {
 		iconPlay(dst, l.play.Inset(30), colDark)

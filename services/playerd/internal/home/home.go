@@ -68,15 +68,17 @@ type CategoryConfig struct {
 type RowConfig struct {
 	ID        string `json:"id"`
 	Labels    Labels `json:"labels"`
-	Provider  string `json:"provider"`   // local-library | resume-list
+	Provider  string `json:"provider"`   // local-library | resume-list | radio | podcast
 	SourceRef string `json:"source_ref"` // library path, or the resume row's size
 }
 
 const (
-	ProviderLibrary = "local-library"
-	ProviderResume  = "resume-list"
-	FileName        = "home.json"
-	resumeRowSize   = 10
+	ProviderLibrary  = "local-library"
+	ProviderResume   = "resume-list"
+	ProviderRadio    = "radio"   // the parent's stations
+	ProviderPodcasts = "podcast" // the parent's podcasts
+	FileName         = "home.json"
+	resumeRowSize    = 10
 )
 
 // LoadConfig reads home.json. Without one the categories are derived from
@@ -145,6 +147,8 @@ func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePo
 					n = resumeRowSize
 				}
 				row.Items = resumeItems(folders, resume, n)
+			case ProviderRadio, ProviderPodcasts:
+				row.Items = streamItems(folders, rc.Provider, lang)
 			}
 			if len(row.Items) > 0 {
 				cat.Rows = append(cat.Rows, row)
@@ -161,6 +165,9 @@ func folderItems(folders []library.Folder, under, lang string) []Item {
 	prefix := strings.Trim(filepath.ToSlash(under), "/")
 	items := []Item{}
 	for _, f := range folders {
+		if f.Kind != "" && f.Kind != library.KindLocal {
+			continue // stations and podcasts have rows of their own
+		}
 		if prefix != "" && f.Relative != prefix && !strings.HasPrefix(f.Relative, prefix+"/") {
 			continue
 		}
@@ -193,26 +200,78 @@ func resumeItems(folders []library.Folder, resume map[string]state.ResumePoint, 
 	items := []Item{}
 	for _, e := range entries[:min(limit, len(entries))] {
 		idx := e.rp.Index
+		// New podcast episodes move the old ones down: the track id
+		// finds the one that was left.
+		if i := slices.IndexFunc(e.f.Tracks, func(t library.Track) bool { return t.ID == e.rp.TrackID }); i >= 0 {
+			idx = i
+		}
 		items = append(items, Item{
 			ID: "resume-local-" + e.f.ID, Kind: "resume", Title: e.f.Name,
-			Subtitle: fmt.Sprintf("%s · %d%%", e.f.Tracks[idx].Title, progress(e.f, e.rp)),
+			Subtitle: fmt.Sprintf("%s · %d%%", e.f.Tracks[idx].Title, progress(e.f, idx, e.rp.Position)),
 			Cover:    e.f.Cover, ResumePolicy: "position", Provider: ProviderLibrary, OfflineAvailable: true,
 			Command: player.Command{Action: player.ActResume, FolderID: e.f.ID, ItemIndex: &idx},
 		})
+		if e.f.Kind == library.KindPodcast {
+			items[len(items)-1].Provider, items[len(items)-1].OfflineAvailable = ProviderPodcasts, false
+		}
 	}
 	return items
 }
 
 // progress is how far into the folder listening got, capped at 99 % so an
-// unfinished folder never looks finished.
-func progress(f library.Folder, rp state.ResumePoint) int {
+// unfinished folder never looks finished. A podcast's episodes are heard
+// one by one: its progress is the episode's.
+func progress(f library.Folder, index int, pos float64) int {
+	if f.Kind == library.KindPodcast {
+		if d := f.Tracks[index].Duration; d > 0 {
+			return min(99, int(100*pos/d))
+		}
+		return 0
+	}
 	total := f.Duration()
 	if total <= 0 {
-		return min(99, 100*rp.Index/len(f.Tracks))
+		return min(99, 100*index/len(f.Tracks))
 	}
-	done := rp.Position
-	for _, t := range f.Tracks[:rp.Index] {
+	done := pos
+	for _, t := range f.Tracks[:index] {
 		done += t.Duration
 	}
 	return min(99, int(100*done/total))
+}
+
+// streamItems are the tiles of the parent's stations or podcasts.
+func streamItems(folders []library.Folder, provider, lang string) []Item {
+	kind, policy := library.KindRadio, library.ResumeNone
+	if provider == ProviderPodcasts {
+		kind, policy = library.KindPodcast, library.ResumePosition
+	}
+	items := []Item{}
+	for _, f := range folders {
+		if f.Kind != kind {
+			continue
+		}
+		sub := map[bool]string{true: "Live-Radio", false: "Live radio"}[lang == "de"]
+		if kind == library.KindPodcast {
+			sub = fmt.Sprintf(map[bool]string{true: "%d Folgen", false: "%d episodes"}[lang == "de"], len(f.Tracks))
+		}
+		items = append(items, Item{
+			ID: f.ID, Kind: kind, Title: f.Name, Subtitle: sub, Cover: f.Cover, ResumePolicy: policy,
+			Provider: provider, Command: player.Command{Action: player.ActFolder, FolderID: f.ID},
+		})
+	}
+	return items
+}
+
+// WithStreams adds a category for the stations and one for the podcasts to
+// the navigation derived from the library (no home.json); Build leaves them
+// out while they are empty. Their ids differ from any a media folder gets.
+func WithStreams(c *Config) *Config {
+	out := *c
+	out.Categories = append(append([]CategoryConfig(nil), c.Categories...),
+		CategoryConfig{ID: "radio-stations", Labels: Labels{"de": "Radio", "en": "Radio"},
+			Rows: []RowConfig{{ID: "radio", Labels: Labels{"de": "Radio", "en": "Radio"}, Provider: ProviderRadio}}},
+		CategoryConfig{ID: "podcast-feeds", Labels: Labels{"de": "Podcasts", "en": "Podcasts"},
+			Rows: []RowConfig{{ID: "podcasts", Labels: Labels{"de": "Podcasts", "en": "Podcasts"}, Provider: ProviderPodcasts}}},
+	)
+	return &out
 }

@@ -80,8 +80,12 @@ func (c *Config) Validate() error {
 				if n, err := strconv.Atoi(r.SourceRef); r.SourceRef != "" && (err != nil || n < 1 || n > 100) {
 					return invalid("%s.source_ref of a resume-list must be empty or 1..100, not %q", at, r.SourceRef)
 				}
+			case ProviderRadio, ProviderPodcasts:
+				if r.SourceRef != "" {
+					return invalid("%s.source_ref of a %s row must be empty, not %q", at, r.Provider, r.SourceRef)
+				}
 			default:
-				return invalid("%s.provider must be %s or %s, not %q", at, ProviderLibrary, ProviderResume, r.Provider)
+				return invalid("%s.provider must be %s, %s, %s or %s, not %q", at, ProviderLibrary, ProviderResume, ProviderRadio, ProviderPodcasts, r.Provider)
 			}
 		}
 	}

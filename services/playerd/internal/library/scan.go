@@ -129,7 +129,7 @@ func (s *scanner) folder(real, rel string, names []string, cover string) error {
 	if rel == "" {
 		name = "Media"
 	}
-	f := Folder{ID: ID(rel), Name: name, Relative: filepath.ToSlash(rel), coverFile: cover}
+	f := Folder{ID: ID(rel), Kind: KindLocal, Name: name, Relative: filepath.ToSlash(rel), coverFile: cover}
 	for _, n := range names {
 		if err := s.ctx.Err(); err != nil {
 			return err

@@ -1,25 +1,58 @@
 package library
 
-// Track is one audio file of a folder.
+import "time"
+
+// Kinds of folders: a directory of the media root, a radio station, a
+// podcast's episodes.
+const (
+	KindLocal   = "local"
+	KindRadio   = "radio"
+	KindPodcast = "podcast"
+)
+
+// Providers of tracks, and where a track comes from.
+const (
+	ProviderLocal   = "local"
+	ProviderRadio   = "radio" // live: no duration, never a resume point
+	ProviderPodcast = "podcast"
+)
+
+// Resume policies: "position", the box remembers where listening stopped;
+// "none", it does not (a live station).
+const (
+	ResumePosition = "position"
+	ResumeNone     = "none"
+)
+
+// Track is one audio file of a folder, or a stream.
 type Track struct {
 	ID       string  `json:"id"`
 	Title    string  `json:"title"`
 	Artist   string  `json:"artist,omitempty"`
 	Album    string  `json:"album,omitempty"`
-	Duration float64 `json:"duration"` // seconds; 0 when unknown
+	Duration float64 `json:"duration"` // seconds; 0 when unknown (and for a station)
 	Provider string  `json:"provider"`
-	// ResumePolicy "position": the box remembers where listening stopped.
+	// ResumePolicy: ResumePosition or ResumeNone.
 	ResumePolicy string `json:"resume_policy"`
+	// Published is a podcast episode's publication date.
+	Published *time.Time `json:"published,omitempty"`
 
 	Path string `json:"-"` // absolute, inside the media root
-	rel  string
+	// URL is where a station or an episode streams from (Provider radio
+	// or podcast); Path is empty then.
+	URL string `json:"-"`
+	rel string
 }
+
+// Live reports a radio station: a stream without end or duration.
+func (t Track) Live() bool { return t.Provider == ProviderRadio }
 
 // Folder is a directory that directly holds audio files: an audio play, an
 // album. Its ID is derived from its path relative to the media root, so it is
 // stable across restarts and rescans.
 type Folder struct {
 	ID       string  `json:"id"`
+	Kind     string  `json:"kind"` // KindLocal, KindRadio or KindPodcast
 	Name     string  `json:"name"`
 	Relative string  `json:"relative"`
 	Cover    *string `json:"cover"` // "/api/cover/<id>", null when there is none

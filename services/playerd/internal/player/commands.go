@@ -119,6 +119,7 @@ func (p *Player) play() error {
 	if p.intent() == Playing && p.state != Failed {
 		return nil
 	}
+	p.retryRemote()
 	if p.cur == nil {
 		if err := p.openAt(max(p.index, 0), 0); err != nil {
 			return p.playError(err)
@@ -205,6 +206,9 @@ func (p *Player) seek(sec float64) error {
 	if p.cur == nil || p.intent() == Stopped {
 		return conflict("player is not active")
 	}
+	if p.cur.live() {
+		return conflict("a radio station cannot seek")
+	}
 	if p.cur.duration <= 0 {
 		return conflict("duration not available yet")
 	}
@@ -234,6 +238,8 @@ func (p *Player) startFolder(id string, index int, resume bool) error {
 	pos := 0.0
 	if rp, ok := p.saved.Resume[id]; resume && ok && rp.Index == index && rp.TrackID == f.Tracks[index].ID {
 		pos = rp.Position
+	} else if at, ok := p.episodeResume(f, index); resume && ok {
+		pos = at
 	}
 	if p.intent() == Playing && len(p.clips) == 0 {
 		p.silence()

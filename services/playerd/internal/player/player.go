@@ -42,6 +42,12 @@ type Config struct {
 	OnDevice func(err error)
 	// Backend names the engine in the status.
 	Backend string
+	// OpenRemote opens stations and podcast episodes; nil: only files play.
+	OpenRemote RemoteOpener
+	// OnNowPlaying hears each change of the station's title (now_playing),
+	// nil when it ends. It is called from the player goroutine and must
+	// not block (the event feed hands it on).
+	OnNowPlaying func(title *string)
 }
 
 const (
@@ -123,6 +129,9 @@ func New(cfg Config) *Player {
 	if cfg.OnDevice == nil {
 		cfg.OnDevice = func(error) {}
 	}
+	if cfg.OnNowPlaying == nil {
+		cfg.OnNowPlaying = func(*string) {}
+	}
 	p := &Player{
 		cfg:       cfg,
 		cmds:      make(chan request),
@@ -157,9 +166,13 @@ func (p *Player) restoreQueue() {
 		return
 	}
 	p.load(f)
-	p.index = q.Index
-	if err := p.openAt(q.Index, q.Position); err != nil {
-		p.index = q.Index
+	index := p.restoreIndex(f, q)
+	if index >= len(f.Tracks) {
+		return
+	}
+	p.index = index
+	if err := p.openAt(index, q.Position); err != nil {
+		p.index = index
 		return
 	}
 	p.state = Paused
@@ -337,10 +350,23 @@ func (p *Player) publish(notify bool) {
 	if p.cur != nil {
 		st.Position = p.cur.seconds()
 		st.Duration = p.cur.duration
+		if p.cur.remote != nil {
+			p.remoteStatus(st)
+		}
 	}
 	if sec := int(st.Position); sec != p.lastSecond {
 		p.lastSecond = sec
 		notify = true
+	}
+	if old := p.snap.Load(); old != nil {
+		// A stream changes state and title by itself, not by a command.
+		if old.State != st.State || old.Error != st.Error {
+			notify = true
+		}
+		if !sameTitle(old.NowPlaying, st.NowPlaying) {
+			notify = true
+			p.cfg.OnNowPlaying(st.NowPlaying)
+		}
 	}
 	p.snap.Store(st)
 	if notify {
@@ -359,7 +385,7 @@ func (p *Player) persist(u state.Urgency) {
 	var q *state.Queue
 	if p.folder != nil && p.index >= 0 {
 		pos := 0.0
-		if p.cur != nil {
+		if p.cur != nil && !p.cur.live() { // a station starts live, never at a position
 			pos = p.cur.seconds()
 		}
 		q = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
@@ -384,7 +410,7 @@ func sameSecond(a, b *state.Queue) bool {
 
 // recordResume remembers where the current folder was left.
 func (p *Player) recordResume() {
-	if p.folder == nil || p.cur == nil || p.index < 0 {
+	if p.folder == nil || p.cur == nil || p.index < 0 || p.cur.item.ResumePolicy == library.ResumeNone {
 		return
 	}
 	pos := p.cur.seconds()
@@ -401,6 +427,7 @@ func (p *Player) recordResume() {
 	p.saved.Resume[p.folder.ID] = state.ResumePoint{
 		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: time.Now().UTC(),
 	}
+	p.recordEpisode(p.saved.Resume[p.folder.ID])
 	p.dirty = true
 }
 

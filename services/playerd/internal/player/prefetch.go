@@ -26,7 +26,7 @@ func (p *Player) maybePrefetch() {
 	gen, i := p.queueGen, p.index+1
 	lt, item := p.trackAt(i), p.queue[i]
 	go func() {
-		t, err := openTrack(lt, item)
+		t, err := p.openTrack(lt, item)
 		p.prefetchC <- prefetched{gen: gen, index: i, t: t, err: err}
 	}()
 }

@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -31,6 +32,7 @@ func (p *Player) renderPeriod() {
 		return
 	}
 	p.maybePrefetch()
+	p.checkRemote()
 	if clipDone {
 		p.finishClip()
 	} else if n < len(buf) && len(p.clips) == 0 && p.state == Playing {
@@ -55,6 +57,8 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 		}
 		if err := p.cur.dec.Err(); err != nil {
 			p.cfg.OnSkip(p.trackAt(p.index), err)
+		} else {
+			p.trackEnded()
 		}
 		if p.index+1 >= len(p.queue) || p.openFrom(p.index+1) != nil {
 			break
@@ -74,6 +78,7 @@ func (p *Player) endOfQueue() {
 	if p.folder != nil {
 		delete(p.saved.Resume, p.folder.ID)
 	}
+	p.trackEnded()
 	p.state = Stopped
 	if p.openAt(0, 0) != nil {
 		p.closeTrack()
@@ -151,7 +156,8 @@ func (p *Player) load(f library.Folder) {
 	for i, t := range f.Tracks {
 		p.queue[i] = QueueItem{
 			ID: t.ID, Title: t.Title, Artist: t.Artist, Album: t.Album,
-			Duration: t.Duration, Provider: "local", ResumePolicy: "position",
+			Duration: t.Duration, Provider: cmp.Or(t.Provider, library.ProviderLocal),
+			ResumePolicy: cmp.Or(t.ResumePolicy, library.ResumePosition),
 		}
 	}
 	p.index = -1
@@ -194,7 +200,7 @@ func (p *Player) openFrom(i int) error {
 	for j := i; j < len(p.queue); j++ {
 		t, err, ok := p.takePrefetch(j)
 		if !ok {
-			t, err = openTrack(p.trackAt(j), p.queue[j])
+			t, err = p.openTrack(p.trackAt(j), p.queue[j])
 		}
 		if err != nil {
 			p.cfg.OnSkip(p.trackAt(j), err)
@@ -216,7 +222,7 @@ func (p *Player) openFrom(i int) error {
 // anyPlayable reports whether a track before i opens.
 func (p *Player) anyPlayable(i int) bool {
 	for j := range min(i, len(p.queue)) {
-		if t, err := openTrack(p.trackAt(j), p.queue[j]); err == nil {
+		if t, err := p.openTrack(p.trackAt(j), p.queue[j]); err == nil {
 			t.close()
 			return true
 		}

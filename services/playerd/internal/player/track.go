@@ -23,9 +23,14 @@ type track struct {
 	base     int           // device frames before the current decoder position
 	frames   int           // device frames streamed since base
 	duration float64
+	remote   Remote // a station or an episode; dec stands for it
 }
 
-func openTrack(t library.Track, item QueueItem) (*track, error) {
+// openTrack opens a file, or a stream without waiting for the network.
+func (p *Player) openTrack(t library.Track, item QueueItem) (*track, error) {
+	if t.URL != "" {
+		return p.openRemote(t, item)
+	}
 	dec, format, err := decode.Open(t.Path)
 	if err != nil {
 		return nil, err
@@ -45,16 +50,34 @@ func (t *track) restream() {
 	}
 }
 
-func (t *track) seconds() float64 { return float64(t.base+t.frames) / output.Rate }
+func (t *track) seconds() float64 {
+	if t.remote != nil {
+		return t.remote.Seconds()
+	}
+	return float64(t.base+t.frames) / output.Rate
+}
 
 // seek moves to sec, clamped to the track.
 func (t *track) seek(sec float64) error {
+	if t.remote != nil {
+		t.base, t.frames = 0, 0
+		if err := t.remote.Seek(sec); err != nil {
+			return fmt.Errorf("seek %s: %w", t.item.Title, err)
+		}
+		return nil
+	}
 	return t.seekFrame(int(math.Round(sec * output.Rate)))
 }
 
 // seekFrame moves to a device frame. Integer arithmetic keeps rewinds
 // sample-exact where a round trip through seconds could lose a sample.
 func (t *track) seekFrame(frame int) error {
+	if t.remote != nil { // only ever back, by what the device did not play
+		back := max(0, t.base+t.frames-frame)
+		t.remote.Back(back)
+		t.frames -= back
+		return nil
+	}
 	src := int(t.format.SampleRate)
 	n := max(0, min(int(int64(frame)*int64(src)/output.Rate), t.dec.Len()))
 	if err := t.dec.Seek(n); err != nil {

@@ -80,4 +80,6 @@ type Status struct {
 	// track): the event feed tells clients, which extrapolate the
 	// position, of a jump that leaves everything else as it was.
 	Jumps uint64 `json:"-"`
+	// Live: a station plays; its duration is null in JSON.
+	Live bool `json:"-"`
 }

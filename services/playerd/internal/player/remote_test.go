@@ -1,0 +1,304 @@
+package player
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/state"
+)
+
+// fakeRemote is a stream whose network the test controls: how much audio
+// has arrived, and what the source reports. Like the real one it never
+// waits: without audio it gives silence.
+type fakeRemote struct {
+	mu        sync.Mutex
+	live      bool
+	duration  float64
+	available int // frames that have "arrived" and not been streamed
+	endless   bool
+	pos       int // frames of audio streamed (and, live, silence)
+	buffering bool
+	problem   string
+	failed    error
+	title     *string
+	closed    bool
+	seeks     []float64
+}
+
+func (f *fakeRemote) Stream(s [][2]float64) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failed != nil && !f.live {
+		return 0, false
+	}
+	n := len(s)
+	if !f.endless {
+		n = min(n, f.available)
+		f.available -= n
+	}
+	if !f.live && f.duration > 0 {
+		n = min(n, int(f.duration*output.Rate)-f.pos)
+		if n <= 0 {
+			return 0, false
+		}
+	}
+	for i := range n {
+		s[i] = [2]float64{0.5, 0.5}
+	}
+	f.pos += n
+	if n < len(s) {
+		clear(s[n:])
+		if f.live {
+			f.pos += len(s) - n
+		}
+		if f.live || f.duration <= 0 || f.pos < int(f.duration*output.Rate) {
+			return len(s), true
+		}
+	}
+	return n, n > 0
+}
+
+func (f *fakeRemote) Err() error { f.mu.Lock(); defer f.mu.Unlock(); return f.failed }
+func (f *fakeRemote) Back(n int) { f.mu.Lock(); f.pos = max(0, f.pos-n); f.mu.Unlock() }
+func (f *fakeRemote) Seek(sec float64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live && sec != 0 {
+		return errors.New("cannot seek")
+	}
+	f.seeks = append(f.seeks, sec)
+	f.pos = int(sec * output.Rate)
+	return nil
+}
+func (f *fakeRemote) Seconds() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return float64(f.pos) / output.Rate
+}
+func (f *fakeRemote) Duration() float64 { return f.duration }
+func (f *fakeRemote) Live() bool        { return f.live }
+func (f *fakeRemote) Title() *string    { f.mu.Lock(); defer f.mu.Unlock(); return f.title }
+func (f *fakeRemote) Health() (bool, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buffering, f.problem, f.failed
+}
+func (f *fakeRemote) Close() error { f.mu.Lock(); f.closed = true; f.mu.Unlock(); return nil }
+
+func (f *fakeRemote) set(change func(*fakeRemote)) {
+	f.mu.Lock()
+	change(f)
+	f.mu.Unlock()
+}
+
+// remotes opens fakes and remembers them by URL, newest last.
+type remotes struct {
+	mu     sync.Mutex
+	make   func(t library.Track) *fakeRemote
+	opened map[string][]*fakeRemote
+}
+
+func (r *remotes) open(t library.Track) (Remote, error) {
+	f := r.make(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opened == nil {
+		r.opened = map[string][]*fakeRemote{}
+	}
+	r.opened[t.URL] = append(r.opened[t.URL], f)
+	return f, nil
+}
+
+func (r *remotes) last(url string) *fakeRemote {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fs := r.opened[url]
+	if len(fs) == 0 {
+		return nil
+	}
+	return fs[len(fs)-1]
+}
+
+func (r *remotes) count(url string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.opened[url])
+}
+
+func stationFolder() library.Folder {
+	return library.Folder{ID: "radio1", Kind: library.KindRadio, Name: "Kinderfunk", Tracks: []library.Track{{
+		ID: "radio1", Title: "Kinderfunk", Provider: library.ProviderRadio, ResumePolicy: library.ResumeNone,
+		URL: "http://radio.example/live",
+	}}}
+}
+
+func TestStationStatusTitleAndNoResume(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	rs := &remotes{make: func(library.Track) *fakeRemote { return &fakeRemote{live: true, buffering: true} }}
+	h := newHarness(t, catalog{"radio1": stationFolder()}, Config{OpenRemote: rs.open, OnNowPlaying: func(title *string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if title == nil {
+			heard = append(heard, "<nil>")
+		} else {
+			heard = append(heard, *title)
+		}
+	}}, &recSink{})
+	st := h.do(Command{Action: ActFolder, FolderID: "radio1"})
+	if st.State != Buffering || st.NowPlaying != nil || !st.Live {
+		t.Errorf("at start: state %q, now_playing %v, live %v", st.State, st.NowPlaying, st.Live)
+	}
+	r := rs.last("http://radio.example/live")
+	r.set(func(f *fakeRemote) { f.buffering, f.endless = false, true })
+	h.waitFor("playing", func(s Status) bool { return s.State == Playing })
+	title := "Rolf Zuckowski - Winterkinder"
+	r.set(func(f *fakeRemote) { f.title = &title })
+	st = h.waitFor("the title", func(s Status) bool { return s.NowPlaying != nil && *s.NowPlaying == title })
+	data, _ := json.Marshal(st)
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	if d, ok := m["duration"]; !ok || d != nil {
+		t.Errorf("duration in JSON: %v, want null", m["duration"])
+	}
+	if m["now_playing"] != title || m["state"] != "playing" {
+		t.Errorf("JSON %s", data)
+	}
+	h.waitFor("two seconds of listening", func(s Status) bool { return s.Position >= 2 })
+	if msg := h.fails(Command{Action: ActSeek, Value: val(30)}, fault.Conflict); msg != "a radio station cannot seek" {
+		t.Errorf("seek: %q", msg)
+	}
+	second := "Nächstes Lied"
+	r.set(func(f *fakeRemote) { f.title = &second })
+	h.waitFor("the next title", func(s Status) bool { return s.NowPlaying != nil && *s.NowPlaying == second })
+	h.do(Command{Action: ActPause})
+	saved, _ := h.latestSave()
+	if _, ok := saved.Resume["radio1"]; ok {
+		t.Errorf("a station got a resume point: %+v", saved.Resume)
+	}
+	if saved.Queue == nil || saved.Queue.FolderID != "radio1" || saved.Queue.Position != 0 {
+		t.Errorf("saved queue %+v: a station is saved without a position", saved.Queue)
+	}
+	mu.Lock()
+	got := strings.Join(heard, "|")
+	mu.Unlock()
+	if got != title+"|"+second {
+		t.Errorf("now_playing hook heard %q", got)
+	}
+	// Stop: listening starts anew.
+	h.do(Command{Action: ActStop})
+	if st := h.p.Status(); st.Position != 0 {
+		t.Errorf("position %v after stop", st.Position)
+	}
+	if s := r.seeks; len(s) == 0 || s[len(s)-1] != 0 {
+		t.Errorf("seeks %v: stop must restart the stream", s)
+	}
+}
+
+// While the network fails the status says so; playing resumes by itself.
+func TestStationProblemIsAnErrorUntilItRecovers(t *testing.T) {
+	rs := &remotes{make: func(library.Track) *fakeRemote { return &fakeRemote{live: true, endless: true} }}
+	h := newHarness(t, catalog{"radio1": stationFolder()}, Config{OpenRemote: rs.open}, &recSink{})
+	h.do(Command{Action: ActFolder, FolderID: "radio1"})
+	h.waitFor("playing", func(s Status) bool { return s.State == Playing })
+	r := rs.last("http://radio.example/live")
+	r.set(func(f *fakeRemote) {
+		f.endless, f.problem = false, "the server did not answer in time; trying again in 2s"
+	})
+	st := h.waitFor("the error", func(s Status) bool { return s.State == Failed })
+	if st.Error != "stream: the server did not answer in time; trying again in 2s" {
+		t.Errorf("error %q", st.Error)
+	}
+	r.set(func(f *fakeRemote) { f.problem, f.endless = "", true })
+	st = h.waitFor("playing again", func(s Status) bool { return s.State == Playing })
+	if st.Error != "" {
+		t.Errorf("error %q after recovering", st.Error)
+	}
+}
+
+// A station the box cannot play (AAC) ends in state error with the reason;
+// play tries it anew.
+func TestStationFailureForGood(t *testing.T) {
+	aac := fault.New(fault.Unsupported, "stream: AAC and HE-AAC streams cannot be played")
+	rs := &remotes{make: func(library.Track) *fakeRemote { return &fakeRemote{live: true, buffering: true, failed: aac} }}
+	h := newHarness(t, catalog{"radio1": stationFolder()}, Config{OpenRemote: rs.open}, &recSink{})
+	h.do(Command{Action: ActFolder, FolderID: "radio1"})
+	st := h.waitFor("error", func(s Status) bool { return s.State == Failed })
+	if !strings.Contains(st.Error, "AAC and HE-AAC") {
+		t.Errorf("error %q", st.Error)
+	}
+	// A moment later the player is still in error, not playing silence.
+	h.do(Command{Action: ActVolume, Value: val(50)})
+	if st := h.p.Status(); st.State != Failed {
+		t.Errorf("state %q", st.State)
+	}
+	n := rs.count("http://radio.example/live")
+	h.do(Command{Action: ActPlay})
+	if rs.count("http://radio.example/live") != n+1 {
+		t.Error("play after a failure must open the stream anew")
+	}
+}
+
+func podcastFolder() library.Folder {
+	f := library.Folder{ID: "pod1", Kind: library.KindPodcast, Name: "Geschichten"}
+	for _, id := range []string{"ep2", "ep1"} { // newest first
+		f.Tracks = append(f.Tracks, library.Track{ID: id, Title: "Folge " + id, Duration: 30,
+			Provider: library.ProviderPodcast, ResumePolicy: library.ResumePosition, URL: "http://pod.example/" + id + ".mp3"})
+	}
+	return f
+}
+
+// Each episode keeps its own resume point.
+func TestEpisodesResumeEachWhereItWasLeft(t *testing.T) {
+	rs := &remotes{make: func(t library.Track) *fakeRemote { return &fakeRemote{duration: t.Duration, endless: true} }}
+	h := newHarness(t, catalog{"pod1": podcastFolder()}, Config{OpenRemote: rs.open}, &recSink{})
+	h.do(Command{Action: ActResume, FolderID: "pod1", ItemIndex: idx(1)})
+	h.waitFor("ep1 at 12 s", func(s Status) bool { return s.Position >= 12 })
+	h.do(Command{Action: ActResume, FolderID: "pod1", ItemIndex: idx(0)})
+	h.waitFor("ep2 at 7 s", func(s Status) bool { return s.Index == 0 && s.Position >= 7 })
+	st := h.do(Command{Action: ActResume, FolderID: "pod1", ItemIndex: idx(1)})
+	if st.Index != 1 || st.Position < 12 {
+		t.Errorf("ep1 resumed at %v (index %d), want where it was left (12 s)", st.Position, st.Index)
+	}
+	st = h.do(Command{Action: ActResume, FolderID: "pod1", ItemIndex: idx(0)})
+	if st.Index != 0 || st.Position < 7 {
+		t.Errorf("ep2 resumed at %v, want 7 s", st.Position)
+	}
+	if d := st.Queue[0]; d.Provider != "podcast" || d.ResumePolicy != "position" || d.Duration != 30 {
+		t.Errorf("queue item %+v", d)
+	}
+	// Heard to the end: the next resume starts it from the beginning.
+	h.waitFor("ep1 after ep2", func(s Status) bool { return s.Index == 1 })
+	saved, _ := h.latestSave()
+	if _, ok := saved.Resume[episodeKey("ep2")]; ok {
+		t.Error("a finished episode kept its resume point")
+	}
+}
+
+// The saved queue finds its episode again after new ones moved it down.
+func TestRestoreFindsTheEpisodeAfterNewOnes(t *testing.T) {
+	f := podcastFolder()
+	rs := &remotes{make: func(t library.Track) *fakeRemote { return &fakeRemote{duration: t.Duration, endless: true} }}
+	restored := state.Saved{Volume: 50, Queue: &state.Queue{FolderID: "pod1", Index: 0, Position: 9},
+		Resume: map[string]state.ResumePoint{"pod1": {Index: 0, TrackID: "ep2", Position: 9}}}
+	f.Tracks = append([]library.Track{{ID: "ep3", Title: "Neu", Duration: 30, Provider: library.ProviderPodcast,
+		ResumePolicy: library.ResumePosition, URL: "http://pod.example/ep3.mp3"}}, f.Tracks...)
+	h := newHarness(t, catalog{"pod1": f}, Config{OpenRemote: rs.open, Restored: restored}, &recSink{})
+	st := h.p.Status()
+	if st.State != Paused || st.Index != 1 || st.Position != 9 {
+		t.Errorf("restored at index %d, %v s (%s); want episode ep2 (now index 1) at 9 s", st.Index, st.Position, st.State)
+	}
+}
+
+func TestStatusJSONDurationOfFiles(t *testing.T) {
+	data, _ := json.Marshal(Status{State: Playing, Duration: 12.5, Queue: []QueueItem{}})
+	if !strings.Contains(string(data), `"duration":12.5`) || !strings.Contains(string(data), `"now_playing":null`) {
+		t.Errorf("%s", data)
+	}
+}
