@@ -42,6 +42,9 @@ type Config struct {
 	OnDevice func(err error)
 	// Backend names the engine in the status.
 	Backend string
+	// Gate judges every command and announcement before it runs (gate.go);
+	// nil admits everything (tests and tools without parental rules).
+	Gate Gate
 }
 
 const (
@@ -87,6 +90,7 @@ type Player struct {
 	retakeGains []float64
 	clips       []*clip // announcements; the first one is playing
 	musicWas    State   // music state to return to after announcements
+	gateMax     int     // the gate's volume cap; 0: none
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -95,6 +99,7 @@ type Player struct {
 }
 
 type request struct {
+	ctx  context.Context // the caller's, for the gate
 	cmd  Command
 	clip *clip
 	resp chan response
@@ -184,7 +189,7 @@ func (p *Player) Do(ctx context.Context, cmd Command) (Status, error) {
 }
 
 func (p *Player) send(ctx context.Context, r request) (Status, error) {
-	r.resp = make(chan response, 1)
+	r.ctx, r.resp = ctx, make(chan response, 1)
 	select {
 	case p.cmds <- r:
 	case <-p.closed:
@@ -261,17 +266,34 @@ func (p *Player) audible() bool {
 }
 
 func (p *Player) handle(r request) {
-	var err error
-	if r.clip != nil {
-		err = p.enqueueClip(r.clip)
-	} else {
-		err = p.command(r.cmd)
-	}
+	err := p.run(r)
 	// Before the answer: an acknowledged change is already on its way to
 	// the disk.
 	p.persist(state.Urgent)
 	p.publish(true)
 	r.resp <- response{status: p.Status(), err: err}
+}
+
+// run checks a request, asks the gate and carries it out.
+func (p *Player) run(r request) error {
+	if r.clip == nil {
+		if err := checkFields(r.cmd); err != nil {
+			return err
+		}
+	}
+	v, err := p.admit(r)
+	if err != nil {
+		return err
+	}
+	if r.clip != nil {
+		err = p.enqueueClip(r.clip)
+	} else {
+		err = p.command(r.cmd)
+	}
+	if err == nil && v.Commit != nil {
+		v.Commit()
+	}
+	return err
 }
 
 // ensureSink opens the sink if it is not open; failures are retried later.
@@ -323,7 +345,7 @@ func (p *Player) publish(notify bool) {
 		Queue:     p.queue,
 		Index:     p.index,
 		Volume:    p.volume,
-		MaxVolume: p.cfg.MaxVolume,
+		MaxVolume: p.maxVolume(),
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
 	}
