@@ -16,7 +16,22 @@ func (h *handler) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Player.Status())
+	writeJSON(w, http.StatusOK, h.statusBody(h.Player.Status()))
+}
+
+// statusBody is the player status with the parental restrictions beside
+// it (GET /api/status, the answer of POST /api/command).
+type statusBody struct {
+	player.Status
+	Restrictions any `json:"restrictions,omitempty"`
+}
+
+func (h *handler) statusBody(st player.Status) statusBody {
+	b := statusBody{Status: st}
+	if h.Restrictions != nil {
+		b.Restrictions = h.Restrictions()
+	}
+	return b
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +109,7 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("command failed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, h.statusBody(st))
 }
 
 type speakRequest struct {

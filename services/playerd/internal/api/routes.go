@@ -52,6 +52,10 @@ type Deps struct {
 	Hat     HatSource  // optional
 	Speaker Speaker    // optional
 	Display Display    // optional
+	// Restrictions are the parental rules in force, shown beside the
+	// player status; Parental the rules a parent sets. Both optional.
+	Restrictions func() any
+	Parental     Parental
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
@@ -117,6 +121,8 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/logout", h.logout)
 	put("/api/admin/password", h.setPassword)
 	post("/api/admin/library/rescan", h.rescan)
+	get("/api/admin/parental", h.parental)
+	put("/api/admin/parental", h.setParental)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

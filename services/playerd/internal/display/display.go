@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
 // Size of the headless frame unless Options.Size says otherwise: the
@@ -317,7 +319,8 @@ func label(ls map[string]string, lang, fallback string) string {
 }
 
 // Tap acts on a tap at p as the child sees the screen: on the targets of
-// the frame last drawn. Player commands go through Player.Do.
+// the frame last drawn. Player commands go through Command. A command a
+// parental rule refuses is no error: the child sees why instead.
 func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	d.rmu.Lock()
 	act, ok := hit(d.targets, p)
@@ -335,7 +338,11 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	switch act.kind {
 	case actCommand, actPlayItem:
 		cmd := act.cmd
-		if _, err := d.o.Player.Do(ctx, cmd); err != nil {
+		if err := d.Command(ctx, cmd); err != nil {
+			var refusal *rules.Refusal
+			if errors.As(err, &refusal) {
+				return nil
+			}
 			return fmt.Errorf("display: tap %q: %w", cmd.Action, err)
 		}
 		if act.kind == actPlayItem {
@@ -364,6 +371,41 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	}
 	return nil
 }
+
+// Command runs cmd for the touch screen: the caller is auth.Touch (the
+// child), and whatever the rules say of a child's command holds for it. A
+// refusal of a rule is shown as a friendly screen (bedtime, enough for
+// today, a parent's folder) and returned.
+func (d *Display) Command(ctx context.Context, cmd player.Command) error {
+	ctx = auth.WithCaller(ctx, auth.Caller{Via: auth.Touch})
+	_, err := d.o.Player.Do(ctx, cmd)
+	var refusal *rules.Refusal
+	if errors.As(err, &refusal) {
+		d.ShowRefusal(refusal)
+	}
+	return err
+}
+
+// ShowRefusal says in the child's words why nothing plays: after a refused
+// tap, and when a rule ended the music.
+func (d *Display) ShowRefusal(r *rules.Refusal) {
+	tx := textsByLang[d.o.Lang]
+	title, text := tx.Locked, tx.LockedText
+	switch r.Reason {
+	case rules.ReasonBedtime:
+		title, text = tx.Bedtime, fmt.Sprintf(tx.BedtimeText, r.Until.Format("15:04"))
+	case rules.ReasonDailyLimit:
+		title, text = tx.Enough, tx.EnoughText
+	}
+	ms := int64(refusalShown / time.Millisecond)
+	if _, err := d.ShowMessage(MessageRequest{Title: &title, Message: &text, DurationMS: &ms}); err != nil {
+		d.o.OnError(err)
+	}
+}
+
+// refusalShown is how long the friendly screen stays, as the real box's
+// own messages do.
+const refusalShown = 6 * time.Second
 
 // ShowMessage validates r and shows it at once, replacing any message on
 // screen. A duration of 0 shows nothing and clears the current message.

@@ -66,11 +66,22 @@ type texts struct {
 	BatteryLow string
 	Empty      string
 	Track      string // "Titel %d von %d"
+	// What a refused tap shows: bedtime (BedtimeText takes "07:00"), the
+	// daily limit, a locked folder.
+	Bedtime, BedtimeText string
+	Enough, EnoughText   string
+	Locked, LockedText   string
 }
 
 var textsByLang = map[string]texts{
-	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d"},
-	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d"},
+	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
+		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
+		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
+		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener."},
+	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
+		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
+		Enough: "That's enough for today", EnoughText: "More tomorrow.",
+		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one."},
 }
 
 // renderer draws views. Not safe for concurrent use.
