@@ -14,6 +14,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
 
@@ -46,6 +47,11 @@ type Config struct {
 	// auth.DefaultParams and time.Now.
 	PasswordParams auth.Params
 	AuthClock      func() time.Time
+	// Tests only: the clock of the parental rules; nil: the system's.
+	RulesClock rules.Clock
+	// onStart, when set, is handed the running box once everything is
+	// started, for tests that drive a part directly (the touch screen).
+	onStart func(*app)
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path

@@ -20,6 +20,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -44,6 +45,10 @@ type app struct {
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
+	rules    *rules.Keeper // the parental rules: the player's gate
+
+	storeMu  sync.Mutex // composes the state for the saver (store)
+	parental sync.Mutex // one change of the parental rules at a time
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -84,6 +89,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.saved.Store(&restored)
 	a.saver = state.NewSaver(cfg.Data, a.reportSave)
+	a.newRules(restored)
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
@@ -91,10 +97,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		StartVolume:    a.settings.Audio.StartupVolume,
 		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
 		Restored:       restored,
-		Save: func(s state.Saved, u state.Urgency) {
-			a.saved.Store(&s)
-			a.saver.Save(s, u)
-		},
+		Gate:           a.rules,
+		Save:           func(s state.Saved, u state.Urgency) { a.store(&s, nil, u) },
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)
 		},
@@ -135,7 +139,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	wg.Add(6)
+	wg.Add(7)
 	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
@@ -146,12 +150,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			errc <- fmt.Errorf("player: %w", err)
 		}
 	}()
+	go func() { defer wg.Done(); _ = a.rules.Run(ctx, a.player) }()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	a.startBattery(ctx, &wg)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
 	a.startResetWatch(ctx, &wg)
+	if cfg.onStart != nil {
+		cfg.onStart(a)
+	}
 
 	var runErr error
 	poweringOff := false
@@ -210,6 +218,9 @@ func (a *app) handler() http.Handler {
 		Speaker: a.speech,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+
+		Restrictions: func() any { return a.rules.Restrictions() },
+		Parental:     parentalAdmin{a: a, mu: &a.parental},
 	})
 }
 
@@ -218,7 +229,8 @@ func (a *app) home() home.Home {
 	if cfg == nil {
 		cfg = home.Defaults(a.lib.TopLevel())
 	}
-	return home.Build(cfg, a.lib.Folders(), a.saved.Load().Resume, a.settings.Language)
+	folders, resume := a.visible(a.lib.Folders(), a.saved.Load().Resume)
+	return home.Build(cfg, folders, resume, a.settings.Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.
