@@ -33,7 +33,8 @@ endef
 help:
 	@echo "make run    start the box here: API on http://127.0.0.1:8090, demo media, simulated battery board"
 	@echo "make test   everything CI runs"
-	@echo "make image  flashable Raspberry Pi SD-card image (build/image/storybox.img)"
+	@echo "make image  flashable Raspberry Pi SD-card image (build/image/storybox.img);"
+	@echo "            WIFI_SSID=... WIFI_PSK=... [WIFI_COUNTRY=DE] puts a Wi-Fi network on it (docs/wifi.md)"
 	@echo "make vm     the box for amd64 in qemu, API on http://127.0.0.1:8090"
 	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
 
@@ -48,7 +49,7 @@ deps:
 # ---------------------------------------------------------------------- build
 .PHONY: build
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd ./services/netd
 
 # ------------------------------------------------------------------------ run
 # Needs Go only and installs nothing. -fb none: a development machine's
@@ -80,6 +81,28 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 integration:
+
+# ---------------------------------------------------------------- flood / load
+# A connection flood against playerd on loopback (services/playerd/cmd/flood):
+# 10,000 keep-alive connections from 127.0.0.2 while 127.0.0.3-9 ask for the
+# status; prints status latency before/while/after and playerd's RSS idle, at
+# the peak and for 3 minutes after. About 4 minutes; FLOOD_FLAGS are passed to
+# the tool (e.g. -conns 2000 -settle 30s); FLOOD_PLAYERD measures another build
+# (an older commit's, for before/after figures). The pass/fail check is
+# TestFloodFromOneAddress, part of `unit`.
+FLOOD_PORT    ?= 18090
+FLOOD_FLAGS   ?=
+FLOOD_PLAYERD ?= $(BIN)/playerd
+.PHONY: bench-flood
+bench-flood: build
+	@mkdir -p $(RUN_DIR)/flood/data $(RUN_DIR)/flood/media
+	@test -n "$$(ls -A $(RUN_DIR)/flood/media)" || $(GO) run ./services/playerd/cmd/demomedia $(RUN_DIR)/flood/media
+	$(GO) build -o $(BIN)/flood ./services/playerd/cmd/flood
+	@$(FLOOD_PLAYERD) -listen 127.0.0.1:$(FLOOD_PORT) -media $(RUN_DIR)/flood/media -data $(RUN_DIR)/flood/data \
+		-output null -fb none -touch none -speech-program none 2>$(RUN_DIR)/flood/playerd.log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT INT TERM; \
+	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
+	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
 # --------------------------------------------------------------------- speech
 # storybox-speak (SVOX Pico + espeak-ng), static for amd64 and arm64, with its

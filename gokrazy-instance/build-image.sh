@@ -18,6 +18,11 @@
 #                 (default: go run ./services/playerd/cmd/demomedia)
 #   PERM_STAGING  extra directory whose contents are copied into /perm after
 #                 the demo media (optional; used by tests)
+#   WIFI_SSID, WIFI_PSK, WIFI_COUNTRY
+#                 a Wi-Fi network (and regulatory country) for netd, written
+#                 into /perm/netd/networks.json with mode 0600; from the
+#                 command line only (make image WIFI_SSID=… WIFI_PSK=…), never
+#                 committed
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,7 +94,18 @@ read -r pstart psectors < <(partx -g -n 4 -o START,SECTORS "$tmp") ||
 # /perm layout (board/README.md): media/ the library, playerd/ and hatd/ the
 # services' state, machine-id unique per image (gokrazy prefers it to
 # /etc/machine-id, so no id has to be committed).
-mkdir -p "$staging/media" "$staging/playerd" "$staging/hatd"
+mkdir -p "$staging/media" "$staging/playerd" "$staging/hatd" "$staging/netd"
+chmod 700 "$staging/netd"
+if [ -n "${WIFI_SSID:-}" ]; then
+	command -v jq >/dev/null || die "jq missing (Debian: jq); needed for WIFI_SSID"
+	[ ${#WIFI_SSID} -le 32 ] || die "WIFI_SSID is longer than 32 bytes"
+	psk=${WIFI_PSK:-}
+	[ -z "$psk" ] || [ ${#psk} -ge 8 ] && [ ${#psk} -le 64 ] || die "WIFI_PSK must be 8 to 63 characters (or 64 hex digits), or empty for an open network"
+	[[ ${WIFI_COUNTRY:-} =~ ^([A-Z]{2}|00)?$ ]] || die "WIFI_COUNTRY must be two capital letters, e.g. DE"
+	(umask 077 && jq -n --arg ssid "$WIFI_SSID" --arg psk "$psk" --arg country "${WIFI_COUNTRY:-}" \
+		'{country: $country, networks: [{ssid: $ssid, psk: $psk, priority: 0}]}' >"$staging/netd/networks.json")
+	echo "build-image: Wi-Fi network \"$WIFI_SSID\" written to /perm/netd (mode 0600)"
+fi
 (cd "$root" && "${demomedia[@]}" "$staging/media") || die "demo media generation failed: ${demomedia[*]}"
 [ -n "$(ls -A "$staging/media")" ] || die "demo media generation wrote nothing"
 if [ -n "${PERM_STAGING:-}" ]; then

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
@@ -124,24 +127,36 @@ func TestAPIMatchesReference(t *testing.T) {
 	if err := doc.Validate(ctx); err != nil {
 		t.Fatalf("openapi.yaml is not valid: %v", err)
 	}
-	var documented []string
+	// The document covers both ports: /api/ha/v1 is the home-automation
+	// API on the TLS port (hav1), everything else the local API.
+	var documented, documentedV1 []string
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
-			documented = append(documented, method+" "+path)
+			if strings.HasPrefix(path, hav1.Prefix+"/") {
+				documentedV1 = append(documentedV1, method+" "+path)
+			} else {
+				documented = append(documented, method+" "+path)
+			}
 		}
 	}
-	served := api.Routes()
-	slices.Sort(documented)
-	slices.Sort(served)
-	if !slices.Equal(documented, served) {
-		t.Errorf("documented routes\n  %v\nserved routes\n  %v", documented, served)
+	for _, c := range []struct{ documented, served []string }{{documented, api.Routes()}, {documentedV1, hav1.Routes()}} {
+		slices.Sort(c.documented)
+		slices.Sort(c.served)
+		if !slices.Equal(c.documented, c.served) {
+			t.Errorf("documented routes\n  %v\nserved routes\n  %v", c.documented, c.served)
+		}
 	}
 
 	media := t.TempDir()
 	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3, 3}}); err != nil {
 		t.Fatal(err)
 	}
-	base, stop := startBox(t, media, t.TempDir())
+	netd := fakeNetd(t)
+	haLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.Net, c.HAListener = netd, haLn })
 	defer stop()
 	folders := getJSON[[]map[string]any](t, base+"/api/library")
 	id := folders[0]["id"].(string)
@@ -178,6 +193,23 @@ func TestAPIMatchesReference(t *testing.T) {
 		{"GET", "/api/ui-state", "", 200},
 		{"GET", "/api/display/screenshot", "", 200},
 		{"POST", "/api/admin/library/rescan", `{}`, 200},
+		// The network area, from the box itself (netd: fakeNetd).
+		{"GET", "/api/connectivity/wifi/status", "", 200},
+		{"GET", "/api/connectivity/wifi/adapters", "", 200},
+		{"GET", "/api/connectivity/wifi", "", 200},
+		{"GET", "/api/connectivity/wifi?interface=wlan9", "", 409},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"correct horse","priority":2}`, 200},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"wrong passphrase"}`, 502},
+		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","pass":"x"}`, 400},
+		{"GET", "/api/connectivity/wifi/networks", "", 200},
+		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"home"}`, 200},
+		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"elsewhere"}`, 404},
+		{"PUT", "/api/connectivity/wifi/country", `{"country":"DE"}`, 200},
+		{"GET", "/api/admin/ha", "", 200},
+		{"POST", "/api/admin/ha/pairing", `{"scopes":["read","power"]}`, 200},
+		{"POST", "/api/admin/ha/pairing", `{"scopes":["root"]}`, 400},
+		{"DELETE", "/api/admin/ha/pairing", "", 200},
+		{"DELETE", "/api/admin/ha/clients/nobody", "", 404},
 		// The parental rules: a refusal's body, the sleep timer.
 		{"GET", "/api/admin/parental", "", 200},
 		{"PUT", "/api/admin/parental", `{"locked_folders":["` + id + `"],"daily_limit_minutes":{"mon":60,"tue":60,"wed":60,"thu":60,"fri":60,"sat":60,"sun":60}}`, 200},
@@ -207,6 +239,53 @@ func TestAPIMatchesReference(t *testing.T) {
 		exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":"a wrong guess"}`, 401})
 	}
 	exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":` + pw + `}`, 429})
+	// The home-automation API's open routes and its refusals (the paired
+	// routes are exercised by TestHomeAutomationV1).
+	openapi3filter.RegisterBodyDecoder("application/x-pem-file", openapi3filter.PlainBodyDecoder)
+	v1 := "https://" + haLn.Addr().String()
+	tlsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, x := range []exchange{
+		{"GET", "/api/ha/v1/health", "", 200},
+		{"GET", "/api/ha/v1/tls/ca", "", 200},
+		{"POST", "/api/ha/v1/pair/start", `{"client_name":"Home Assistant","client_id":"c1","requested_scopes":["read"]}`, 403},
+		{"POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p","client_id":"c1","code":"123456"}`, 410},
+		{"POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p"}`, 400},
+		{"GET", "/api/ha/v1/state", "", 401},
+		{"POST", "/api/ha/v1/control", `{"command":"play"}`, 401},
+	} {
+		req, _ := http.NewRequest(x.method, v1+x.path, strings.NewReader(x.body))
+		req.Header.Set("Authorization", "Bearer ")
+		if x.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := tlsClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != x.status {
+			t.Errorf("%s %s: %d %s, want %d", x.method, x.path, resp.StatusCode, data, x.status)
+			continue
+		}
+		vreq, _ := http.NewRequest(x.method, "https://box:8443"+x.path, strings.NewReader(x.body))
+		if x.body != "" {
+			vreq.Header.Set("Content-Type", "application/json")
+		}
+		route, params, err := router.FindRoute(vreq)
+		if err != nil {
+			t.Errorf("%s %s: not in the document: %v", x.method, x.path, err)
+			continue
+		}
+		in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
+			Header: resp.Header, Body: io.NopCloser(bytes.NewReader(data)),
+			Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+		if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+			t.Errorf("%s %s: response does not match the document: %v", x.method, x.path, err)
+		}
+	}
 	for _, x := range exchanges {
 		var body io.Reader
 		if x.body != "" {
@@ -226,28 +305,41 @@ func TestAPIMatchesReference(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d", x.method, x.path, resp.StatusCode, data, x.status)
 			continue
 		}
-		vreq, _ := http.NewRequest(x.method, "http://box:8090"+x.path, strings.NewReader(x.body))
+		ctype := ""
 		if x.body != "" {
-			vreq.Header.Set("Content-Type", "application/json")
+			ctype = "application/json"
 		}
-		route, params, err := router.FindRoute(vreq)
-		if err != nil {
-			t.Errorf("%s %s: not in the document: %v", x.method, x.path, err)
-			continue
+		checkDocumented(t, router, x.method, x.path, ctype, []byte(x.body), resp, data)
+	}
+}
+
+// checkDocumented validates an exchange that took place against the
+// document: the route exists, a request that succeeded matches it, and the
+// response matches it whatever its status.
+func checkDocumented(t *testing.T, router routers.Router, method, path, ctype string, body []byte, resp *http.Response, data []byte) {
+	t.Helper()
+	ctx := context.Background()
+	vreq, _ := http.NewRequest(method, "http://box:8090"+path, bytes.NewReader(body))
+	if ctype != "" {
+		vreq.Header.Set("Content-Type", ctype)
+	}
+	route, params, err := router.FindRoute(vreq)
+	if err != nil {
+		t.Errorf("%s %s: not in the document: %v", method, path, err)
+		return
+	}
+	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if resp.StatusCode < 400 {
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			t.Errorf("%s %s: request does not match the document: %v", method, path, err)
 		}
-		in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-		if x.status < 400 {
-			if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
-				t.Errorf("%s %s: request does not match the document: %v", x.method, x.path, err)
-			}
-		}
-		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
-			Header: resp.Header, Body: io.NopCloser(bytes.NewReader(data)),
-			Options: &openapi3filter.Options{IncludeResponseStatus: true}}
-		if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
-			t.Errorf("%s %s: response does not match the document: %v", x.method, x.path, err)
-		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
+		Header: resp.Header, Body: io.NopCloser(bytes.NewReader(data)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		t.Errorf("%s %s: response does not match the document: %v", method, path, err)
 	}
 }
 

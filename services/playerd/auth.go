@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/bootfs"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/bootfs"
 )
 
 // resetPoll is how often the reset file is looked for after the start. On
@@ -36,6 +36,7 @@ func (a *app) newAuth() error {
 			a.log.Warn("no host name: the API answers to IP addresses and localhost only", "error", err)
 		}
 	}
+	a.hostname = host
 	a.hosts = auth.NewHosts(host, a.cfg.AllowHosts)
 	if a.cfg.MountBoot != "" {
 		if dev, err := bootfs.Mount(a.cfg.MountBoot); err != nil {

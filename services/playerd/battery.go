@@ -106,20 +106,10 @@ func (a *app) prepareShutdown() {
 	}
 }
 
-// powerOff runs after the state is on disk. A failed power-off is returned
-// so playerd exits non-zero and gokrazy restarts it.
+// powerOff runs after the state is on disk.
 func (a *app) powerOff() error {
-	off := a.cfg.PowerOff
-	if off == nil {
-		off = power.System(power.OnGokrazy())
-	}
 	a.log.Warn("battery critical: powering off")
-	err := off(context.Background())
-	if errors.Is(err, power.ErrDryRun) {
-		a.log.Warn("not on gokrazy: the box would power off now")
-		return nil
-	}
-	return err
+	return a.switchPower(power.PowerOff)
 }
 
 func deref[T any](p *T) any {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
@@ -25,14 +27,18 @@ type Config struct {
 	Data    string
 	Output  string
 	Hat     string
+	Net     string // netd's socket; empty: no Wi-Fi service
 	Version string
 	// The speech program, its voice data, and an optional speech server.
 	SpeechProgram, SpeechData, SpeechRemote string
 	// The screen and its touch panel: see newDisplay.
 	FB, Console, Touch, TouchAxes string
-	// PowerOff switches the box off on a critical battery; nil means
-	// power.System(power.OnGokrazy()). Tests inject their own.
-	PowerOff power.Func
+	// PowerOff switches the box off on a critical battery or a parent's
+	// request, Reboot restarts it; nil means the system's on gokrazy and
+	// only a log line elsewhere. Tests inject their own.
+	PowerOff, Reboot power.Func
+	// Uploads bounds uploads to the library; zero: library.DefaultLimits.
+	Uploads library.Limits
 	// Listener, when set, serves the API instead of listening on Listen;
 	// run closes it. Tests pass one already bound to a free port.
 	Listener net.Listener
@@ -47,6 +53,16 @@ type Config struct {
 	// auth.DefaultParams and time.Now.
 	PasswordParams auth.Params
 	AuthClock      func() time.Time
+	// HAListen is the address of the home-automation API (TLS); empty:
+	// off. HAAdvertise announces it over mDNS.
+	HAListen    string
+	HAAdvertise bool
+	// Tests only: a listener for the home-automation API, the clock of its
+	// pairing and certificates, and a screen that receives the frames a
+	// framebuffer would.
+	HAListener net.Listener
+	HAClock    func() time.Time
+	Screen     display.Screen
 	// Tests only: the clock of the parental rules; nil: the system's.
 	RulesClock rules.Clock
 	// onStart, when set, is handed the running box once everything is
@@ -82,6 +98,9 @@ func (c Config) Validate() error {
 	if len(c.Hat) > maxSocketPath {
 		return fmt.Errorf("-hat %q: longer than a Unix socket path may be (%d bytes)", c.Hat, maxSocketPath)
 	}
+	if len(c.Net) > maxSocketPath {
+		return fmt.Errorf("-net %q: longer than a Unix socket path may be (%d bytes)", c.Net, maxSocketPath)
+	}
 	if c.SpeechRemote != "" {
 		u, err := url.Parse(c.SpeechRemote)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -99,6 +118,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := touchOptions(c.TouchAxes); err != nil {
 		return err
+	}
+	if c.HAListen != "" {
+		_, port, err := net.SplitHostPort(c.HAListen)
+		if err != nil {
+			return fmt.Errorf("-ha-listen %q: want HOST:PORT or :PORT, or empty for off", c.HAListen)
+		}
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("-ha-listen %q: port: %v", c.HAListen, err)
+		}
 	}
 	return checkAdminConfig(c)
 }
@@ -130,6 +158,7 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.Data, "data", env("PLAYERD_DATA", "/perm/playerd"), "state directory: settings, queue, resume positions (env PLAYERD_DATA)")
 	fs.StringVar(&c.Output, "output", env("PLAYERD_OUTPUT", "null"), "audio output: null, wav:FILE or alsa[:CARD,DEV] (env PLAYERD_OUTPUT)")
 	fs.StringVar(&c.Hat, "hat", env("PLAYERD_HAT", ""), "Unix socket of hatd, the battery board service; empty: none (env PLAYERD_HAT)")
+	fs.StringVar(&c.Net, "net", env("PLAYERD_NET", ""), "Unix socket of netd, the Wi-Fi service; empty: none (env PLAYERD_NET)")
 	fs.StringVar(&c.SpeechProgram, "speech-program", env("PLAYERD_SPEECH_PROGRAM", speech.DefaultProgram), "speech program: text on stdin, WAV on stdout; missing: no voice (env PLAYERD_SPEECH_PROGRAM)")
 	fs.StringVar(&c.SpeechData, "speech-data", env("PLAYERD_SPEECH_DATA", speech.DefaultDataDir), "voice data of the speech program (env PLAYERD_SPEECH_DATA)")
 	fs.StringVar(&c.SpeechRemote, "speech-remote", env("PLAYERD_SPEECH_REMOTE", ""), "URL of a speech server on the home network, tried before the local voice; empty: none (env PLAYERD_SPEECH_REMOTE)")
@@ -144,6 +173,8 @@ func flagSet(c *Config) *flag.FlagSet {
 		return nil
 	})
 	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
+	fs.StringVar(&c.HAListen, "ha-listen", env("PLAYERD_HA_LISTEN", ":8443"), "address of the home-automation API v1 (HTTPS, Home Assistant); empty: off (env PLAYERD_HA_LISTEN)")
+	fs.BoolVar(&c.HAAdvertise, "ha-mdns", env("PLAYERD_HA_MDNS", "true") == "true", "announce the home-automation API over mDNS as _mupibox._tcp (env PLAYERD_HA_MDNS)")
 	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	return fs
 }

@@ -20,10 +20,14 @@ func (a *app) newDisplay() (*display.Display, error) {
 		Player: a.player,
 		Home:   display.HomeFunc(func(context.Context) (home.Home, error) { return a.home(), nil }),
 		Covers: a.lib,
-		Lang:   a.settings.Language,
+		Lang:   a.settings.Get().Language,
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)
 		},
+		Screen: a.cfg.Screen,
+	}
+	if a.ha != nil {
+		o.Pairing, o.Fingerprint = a.ha.pairing, a.ha.id.Fingerprint()
 	}
 	fbPath := a.cfg.FB
 	if fbPath == "auto" {
@@ -32,13 +36,16 @@ func (a *app) newDisplay() (*display.Display, error) {
 			fbPath = "/dev/fb0"
 		}
 	}
-	if fbPath != "" && fbPath != "none" {
+	if fbPath != "" && fbPath != "none" && o.Screen == nil {
 		fb, err := display.OpenFramebuffer(fbPath, a.cfg.Console)
 		if err != nil {
 			a.log.Error("framebuffer unusable, running headless", "error", err)
 		} else {
 			o.Screen = fb
 			a.log.Info("framebuffer", "device", fbPath, "size", fb.Size())
+			if bl, err := display.OpenBacklight("/sys/class/backlight"); err == nil {
+				o.Backlight = bl
+			}
 		}
 	}
 	size := image.Pt(display.DefaultWidth, display.DefaultHeight)

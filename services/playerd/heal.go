@@ -58,7 +58,7 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, 
 		}
 		bo = nil
 		addr = ln.Addr().String() // a port chosen by the system stays the same
-		err := srv.Serve(ln)
+		err := srv.Serve(limit(ln))
 		if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
 			return
 		}

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
+	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -26,14 +31,14 @@ func (a *app) newRules(restored state.Saved) {
 	if restored.Listening != nil {
 		l = *restored.Listening
 	}
+	a.setZone(a.settings.Get())
+	a.settings.OnChange(func(_, s settings.Settings) { a.setZone(s) })
 	a.rules = rules.NewKeeper(rules.Config{
 		Rules:     r,
 		Listening: l,
 		Clock:     a.cfg.RulesClock,
-		// The settings' time zone takes this place once it exists; until
-		// then the process's own (TZ), UTC on the box.
-		Zone: rules.LocalZone,
-		Save: func(l state.Listening, u state.Urgency) { a.store(nil, &l, u) },
+		Zone:      a.zone.Load,
+		Save:      func(l state.Listening, u state.Urgency) { a.store(nil, &l, u) },
 		// Every change of the restrictions (bedtime began or ended, the
 		// limit ran out, a sleep timer was set or expired) comes here; the
 		// event feed (issue 18) publishes them from here too.
@@ -46,6 +51,16 @@ func (a *app) newRules(restored state.Saved) {
 				"folder", o.FolderID, "from", o.Caller.Addr.String())
 		},
 	})
+}
+
+// setZone keeps the settings' time zone at hand for the rules, which read
+// it at every decision: loading a zone is too slow for that.
+func (a *app) setZone(s settings.Settings) {
+	loc, err := s.Location()
+	if err != nil {
+		loc = time.Local // the settings are validated: cannot happen
+	}
+	a.zone.Store(loc)
 }
 
 // store hands the newest persistent state to the saver: the player's part
@@ -74,7 +89,7 @@ func (a *app) store(s *state.Saved, l *state.Listening, u state.Urgency) {
 func (a *app) sayLimitReached(r *rules.Refusal) {
 	a.display.ShowRefusal(r)
 	text := "That's enough listening for today. More tomorrow."
-	if strings.HasPrefix(a.settings.Language, "de") {
+	if strings.HasPrefix(a.settings.Get().Language, "de") {
 		text = "Für heute ist genug gehört. Morgen geht es weiter."
 	}
 	go func() {
@@ -133,4 +148,23 @@ func (p parentalAdmin) SetRules(r rules.Rules) (rules.Rules, error) {
 	}
 	p.a.log.Info("parental rules changed")
 	return p.a.rules.Rules(), nil
+}
+
+// parentalFile is parental.json for a backup: nil while no rules were ever
+// set (nothing configured).
+func (a *app) parentalFile() ([]byte, error) {
+	if _, err := os.Stat(filepath.Join(a.cfg.Data, rules.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return jsonFile(a.rules.Rules())
+}
+
+// reloadParental puts parental.json in force as it is on disk, after a
+// restore replaced it (or removed it: no rules).
+func (a *app) reloadParental() error {
+	r, err := rules.Load(a.cfg.Data)
+	if err != nil {
+		return err
+	}
+	return a.rules.SetRules(r)
 }

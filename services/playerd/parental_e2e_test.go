@@ -36,10 +36,18 @@ func (c *rulesClock) add(d time.Duration) {
 	c.wall, c.up = c.wall.Add(d), c.up+d
 }
 
-// monday is a Monday at hour:minute on the machine's own time zone, which
-// the rules use until the settings have one.
+// berlin is the settings' default time zone, which the rules go by.
+var berlin = func() *time.Location {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}()
+
+// monday is a Monday at hour:minute in Berlin.
 func monday(hour, minute int) time.Time {
-	return time.Date(2026, 3, 23, hour, minute, 0, 0, time.Local)
+	return time.Date(2026, 3, 23, hour, minute, 0, 0, berlin)
 }
 
 const everyNight = `{"mon":{"start":"19:30","end":"07:00"},"tue":{"start":"19:30","end":"07:00"},"wed":{"start":"19:30","end":"07:00"},` +
@@ -122,7 +130,7 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 	c.do("PUT", "/api/admin/parental", `{"bedtime":{"windows":`+everyNight+`,"folders":["`+ids["Abend"]+`"],"night_max_volume":25},`+
 		`"locked_folders":["`+ids["Geheim"]+`"]}`).want(t, "rules", 200, "")
 
-	until := time.Date(2026, 3, 24, 7, 0, 0, 0, time.Local)
+	until := time.Date(2026, 3, 24, 7, 0, 0, 0, berlin)
 	refused := func(r reply, what, reason, msg string) {
 		t.Helper()
 		r.want(t, what, 403, msg)
@@ -226,7 +234,7 @@ func TestDailyLimitFadesOutOnTheSpeaker(t *testing.T) {
 		t.Errorf("restrictions after the limit: %v", restrictions(st))
 	}
 	r := c.do("POST", "/api/command", `{"action":"play"}`).want(t, "play after the limit", 403, "daily limit reached")
-	if r.body["reason"] != "daily_limit" || r.body["until"] != time.Date(2026, 3, 24, 0, 0, 0, 0, time.Local).Format(time.RFC3339) {
+	if r.body["reason"] != "daily_limit" || r.body["until"] != time.Date(2026, 3, 24, 0, 0, 0, 0, berlin).Format(time.RFC3339) {
 		t.Errorf("refusal: %s", r.raw)
 	}
 	if err := a.display.Command(context.Background(), player.Command{Action: player.ActToggle}); err == nil || err.Error() != "daily limit reached" {

@@ -20,10 +20,12 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
@@ -31,27 +33,33 @@ import (
 type app struct {
 	cfg      Config
 	log      *slog.Logger
-	settings settings.Settings
+	settings *settings.Store
 	boxID    string
 	lib      *library.Library
 	player   *player.Player
 	saver    *state.Saver
 	saved    atomic.Pointer[state.Saved] // newest persistent state, for the home screen
-	homeCfg  *home.Config
+	homeCfg  atomic.Pointer[home.Config] // nil: derived from the library
 	metrics  *metrics.Reader
 	system   system.Reader
-	battery  *battery // nil without -hat
+	net      api.Connectivity // nil without -net
+	battery  *battery         // nil without -hat
 	display  *display.Display
 	speech   *speech.Service
 	auth     *auth.Manager
 	hosts    *auth.Hosts
-	rules    *rules.Keeper // the parental rules: the player's gate
+	adm      adminState
+	hostname string
+	ha       *homeAutomation               // nil: the home-automation API is off
+	rules    *rules.Keeper                 // the parental rules: the player's gate
+	zone     atomic.Pointer[time.Location] // the settings' time zone, for the rules
 
 	storeMu  sync.Mutex // composes the state for the saver (store)
 	parental sync.Mutex // one change of the parental rules at a time
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	start := time.Now()
 	if cfg.Listener != nil {
 		defer cfg.Listener.Close() // also when run fails before it serves
 	}
@@ -66,14 +74,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := a.newAuth(); err != nil {
 		return err
 	}
-	if a.settings, err = settings.Load(cfg.Data); err != nil {
-		log.Warn("settings", "error", err)
-	}
+	a.loadConfig()
 	if a.boxID, err = settings.BoxID(cfg.Data); err != nil {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
-	}
-	if a.homeCfg, err = home.LoadConfig(cfg.Data); err != nil {
-		log.Warn("home screen", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
 	// The view from the scan cache takes a directory walk and reads no media
@@ -87,15 +90,17 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		log.Warn("player state unreadable, starting fresh", "error", err)
 	}
+	a.newRules(restored) // the counter is theirs, the rest the player's
+	restored.Listening = nil
 	a.saved.Store(&restored)
 	a.saver = state.NewSaver(cfg.Data, a.reportSave)
-	a.newRules(restored)
+	audio := a.settings.Get().Audio
 	a.player = player.New(player.Config{
 		Open:           opener,
 		Catalog:        a.lib,
-		MaxVolume:      a.settings.Audio.MaxVolume,
-		StartVolume:    a.settings.Audio.StartupVolume,
-		AnnounceVolume: a.settings.Audio.AnnouncementVolume,
+		MaxVolume:      audio.MaxVolume,
+		StartVolume:    audio.StartupVolume,
+		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
 		Gate:           a.rules,
 		Save:           func(s state.Saved, u state.Urgency) { a.store(&s, nil, u) },
@@ -112,19 +117,17 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	a.metrics = metrics.New("/proc", "/sys", cfg.Media)
 	a.battery = newBattery(cfg.Hat)
-	a.system = system.Reader{Net: system.NewKernel("/proc"), Battery: a.battery.systemBattery}
+	var netw system.Network
+	a.net, netw = newNetwork(cfg.Net)
+	a.system = system.Reader{Net: netw, Battery: a.battery.systemBattery}
+	a.newHA() // before the display, which shows its pairing card
 	if a.display, err = a.newDisplay(); err != nil {
 		return err
 	}
 	a.speech = a.newSpeech()
+	a.startAdmin()
 
-	srv := &http.Server{
-		Handler:           a.handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newServer(a.handler())
 	ln := cfg.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -132,7 +135,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	if ln != nil {
-		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output)
+		a.adm.ready = sysinfo.MarkReady("/proc", start)
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit())
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -157,17 +161,22 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
 	a.startResetWatch(ctx, &wg)
+	wg.Go(func() { a.runIdleShutdown(ctx) })
+	a.startHA(ctx, &wg)
 	if cfg.onStart != nil {
 		cfg.onStart(a)
 	}
 
 	var runErr error
 	poweringOff := false
+	var powerReq power.Action
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	case <-a.battery.criticalC():
 		poweringOff = true
+		a.prepareShutdown()
+	case powerReq = <-a.adm.powerReq:
 		a.prepareShutdown()
 	}
 	cancel()
@@ -179,6 +188,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("playerd stopped")
 	if poweringOff {
 		if err := a.powerOff(); err != nil && runErr == nil {
+			runErr = err
+		}
+	} else if powerReq != "" {
+		if err := a.switchPower(powerReq); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -204,10 +217,10 @@ func (a *app) scanLibrary(ctx context.Context) {
 }
 
 func (a *app) handler() http.Handler {
-	return api.NewHandler(api.Deps{
+	d := api.Deps{
 		Version: a.cfg.Version,
 		Log:     a.log,
-		Player:  a.player,
+		Player:  a.commands(),
 		Library: a.lib,
 		Home:    func() any { return a.home() },
 		Info:    func() any { return a.info() },
@@ -216,26 +229,30 @@ func (a *app) handler() http.Handler {
 		Hat:     a.battery.hatSource(),
 		Display: a.display,
 		Speaker: a.speech,
+		Net:     a.net,
 		Auth:    a.auth,
 		Hosts:   a.hosts,
+		HA:      haAdmin{a},
 
 		Restrictions: func() any { return a.rules.Restrictions() },
 		Parental:     parentalAdmin{a: a, mu: &a.parental},
-	})
+	}
+	a.adminDeps(&d)
+	return api.NewHandler(d)
 }
 
+// commands is the one path every player command takes, from the local API
+// and the home-automation API alike, so rules that gate it cover both.
+func (a *app) commands() api.Player { return a.player }
+
 func (a *app) home() home.Home {
-	cfg := a.homeCfg
-	if cfg == nil {
-		cfg = home.Defaults(a.lib.TopLevel())
-	}
 	folders, resume := a.visible(a.lib.Folders(), a.saved.Load().Resume)
-	return home.Build(cfg, folders, resume, a.settings.Language)
+	return home.Build(a.navigation(), folders, resume, a.settings.Get().Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.
 func (a *app) info() map[string]any {
-	s := a.settings
+	s := a.settings.Get()
 	info := map[string]any{
 		"version":             a.cfg.Version,
 		"language":            s.Language,

@@ -34,7 +34,7 @@ func (a *app) newSpeech() *speech.Service {
 		Voice:    local,
 		Cache:    cache,
 		Player:   a.player,
-		Settings: func() speech.Settings { return speech.Settings{Language: a.settings.Language} },
+		Settings: a.voice,
 		OnError:  func(err error) { a.log.Warn("speech", "error", err) },
 	}
 	if a.cfg.SpeechRemote != "" {
@@ -44,6 +44,17 @@ func (a *app) newSpeech() *speech.Service {
 	return speech.NewService(cfg)
 }
 
+// voice is the speech settings of the moment: the settings' voice, in the
+// box's language unless the voice names its own.
+func (a *app) voice() speech.Settings {
+	s := a.settings.Get()
+	v := speech.Settings{Language: s.Speech.Language, Engine: s.Speech.Engine, Rate: s.Speech.Rate, Pitch: s.Speech.Pitch}
+	if v.Language == "" {
+		v.Language = s.Language
+	}
+	return v
+}
+
 // batteryNotice shows the low-battery notice and says it once per drop.
 func (a *app) batteryNotice(ctx context.Context, c hat.LevelChange) {
 	a.display.SetBatteryLow(c.To == hat.LevelLow || c.To == hat.LevelCritical)
@@ -51,7 +62,7 @@ func (a *app) batteryNotice(ctx context.Context, c hat.LevelChange) {
 		return
 	}
 	text := "The battery is almost empty. Please charge the box."
-	if strings.HasPrefix(a.settings.Language, "de") {
+	if strings.HasPrefix(a.settings.Get().Language, "de") {
 		text = "Der Akku ist fast leer. Bitte lade die Box auf."
 	}
 	go func() {

@@ -39,6 +39,10 @@ const (
 	Busy Kind = "busy"
 	// Unavailable: a part of the box is not running or not reachable.
 	Unavailable Kind = "unavailable"
+	// Upstream: something outside the box that the request needed (an
+	// access point, a remote server) refused or did not answer; the box
+	// itself is fine and the request was well formed.
+	Upstream Kind = "upstream"
 )
 
 // Error is an error of a kind with a message meant for the caller, and an
@@ -104,13 +108,13 @@ func KindOf(err error) Kind {
 }
 
 // Message is what a client may be told about err. A refused request (any
-// kind but Internal and Unavailable) hears the whole message, which names
-// what was wrong with it; a failure of the box hears only the message of the
-// outermost *Error, so causes (paths, socket addresses, library internals)
-// stay in the log.
+// kind but Internal, Unavailable and Upstream) hears the whole message,
+// which names what was wrong with it; a failure of the box or of a peer
+// hears only the message of the outermost *Error, so causes (paths, socket
+// addresses, library internals) stay in the log.
 func Message(err error) string {
 	switch KindOf(err) {
-	case Internal, Unavailable:
+	case Internal, Unavailable, Upstream:
 		var e *Error
 		if errors.As(err, &e) {
 			return e.Msg

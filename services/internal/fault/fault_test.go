@@ -40,6 +40,9 @@ func TestServerFailuresHideTheirCause(t *testing.T) {
 	if got := Message(errors.New("open /perm/x: permission denied")); got != "internal error" {
 		t.Errorf("Message of a kindless error = %q", got)
 	}
+	if got := Message(Wrap(Upstream, cause, "could not join the network")); got != "could not join the network" {
+		t.Errorf("Message of an upstream failure = %q, want the cause hidden", got)
+	}
 	if got := Message(Unavailable); got != "temporarily unavailable" {
 		t.Errorf("Message of a bare Unavailable = %q", got)
 	}

@@ -48,7 +48,7 @@ func TestProtectionRules(t *testing.T) {
 		}
 	}
 	for _, local := range []string{lo, lo6} {
-		if code, _ := b.send(local, "GET", "/api/connectivity/wifi", "", ""); code != 404 {
+		if code, _ := b.send(local, "GET", "/api/connectivity/future", "", ""); code != 404 {
 			t.Errorf("network area from the box (%s): %d, want the router's 404", local, code)
 		}
 	}
@@ -67,8 +67,8 @@ func TestProtectionRules(t *testing.T) {
 	}{
 		{lan, "GET", "/api/connectivity/wifi", "", 401},
 		{lan6, "GET", "/api/connectivity", "", 401},
-		{lan, "GET", "/api/connectivity/wifi", s.Token, 404},
-		{lo, "GET", "/api/connectivity/wifi", "", 404},
+		{lan, "GET", "/api/connectivity/future", s.Token, 404},
+		{lo, "GET", "/api/connectivity/future", "", 404},
 		{lan, "POST", "/api/admin/library/rescan", "", 401},
 		{lo, "POST", "/api/admin/library/rescan", "", 401}, // the admin area wants a login from the box too
 		{lan, "HEAD", "/api/admin/auth", "", 200},

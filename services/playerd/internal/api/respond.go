@@ -48,6 +48,8 @@ func statusOf(k fault.Kind) int {
 		return http.StatusTooManyRequests
 	case fault.Unavailable:
 		return http.StatusServiceUnavailable
+	case fault.Upstream:
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }

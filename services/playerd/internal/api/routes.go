@@ -10,8 +10,10 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 // Player is what the API needs of the engine.
@@ -45,13 +47,14 @@ type Deps struct {
 	Log     *slog.Logger
 	Player  Player
 	Library Library
-	Home    func() any // the /api/home model
-	Info    func() any // the /api/info object
-	Metrics func() any // the /api/system/metrics object
-	System  func() any // the /api/system object
-	Hat     HatSource  // optional
-	Speaker Speaker    // optional
-	Display Display    // optional
+	Home    func() any   // the /api/home model
+	Info    func() any   // the /api/info object
+	Metrics func() any   // the /api/system/metrics object
+	System  func() any   // the /api/system object
+	Hat     HatSource    // optional
+	Speaker Speaker      // optional
+	Display Display      // optional
+	Net     Connectivity // optional: netd, the Wi-Fi
 	// Restrictions are the parental rules in force, shown beside the
 	// player status; Parental the rules a parent sets. Both optional.
 	Restrictions func() any
@@ -60,6 +63,15 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// The admin area, by capability (admin_*.go); each optional.
+	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
+	Settings     SettingsAdmin
+	Navigation   NavigationAdmin
+	LibraryAdmin LibraryAdmin
+	SystemAdmin  SystemAdmin
+	Backup       BackupAdmin
+	// HA is the parent's side of the home-automation API; nil: off.
+	HA HomeAutomation
 }
 
 type handler struct {
@@ -94,6 +106,8 @@ func (h *handler) routes(r *mux.Router) {
 	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
 	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
+	patch := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPatch) }
+	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
@@ -115,12 +129,47 @@ func (h *handler) routes(r *mux.Router) {
 
 	// The admin area: /api/admin/auth and /api/admin/login are open,
 	// everything else under /api/admin/ needs a session once a password
-	// is set (guard).
+	// is set (guard). JSON bodies are at most MaxBody; uploads have the
+	// library's limits.
 	get("/api/admin/auth", h.authStatus)
 	post("/api/admin/login", h.login)
 	post("/api/admin/logout", h.logout)
 	put("/api/admin/password", h.setPassword)
+	get("/api/admin/settings", h.getSettings)
+	put("/api/admin/settings", h.putSettings)
+	get("/api/admin/navigation", h.getNavigation)
+	put("/api/admin/navigation", h.putNavigation)
+	get("/api/admin/resume", h.getResume)
 	post("/api/admin/library/rescan", h.rescan)
+	get("/api/admin/library/folders", h.listFolders)
+	post("/api/admin/library/folders", h.createFolder)
+	patch("/api/admin/library/folders/{id}", h.renameFolder)
+	del("/api/admin/library/folders/{id}", h.deleteFolder)
+	post("/api/admin/library/folders/{id}/files", h.uploadFiles)
+	put("/api/admin/library/folders/{id}/cover", h.setCover)
+	get("/api/admin/system", h.adminSystem)
+	post("/api/admin/system/power", h.power)
+	get("/api/admin/backup", h.backup)
+	post("/api/admin/restore", h.restore)
+
+	// The network area (netd): open from the box itself, from the
+	// network only with an administrator session (guard).
+	get("/api/connectivity/wifi/status", h.wifiStatus)
+	get("/api/connectivity/wifi/adapters", h.wifiAdapters)
+	get("/api/connectivity/wifi", h.wifiScan)
+	post("/api/connectivity/wifi/connect", h.wifiConnect)
+	get("/api/connectivity/wifi/networks", h.wifiNetworks)
+	post("/api/connectivity/wifi/forget", h.wifiForget)
+	put("/api/connectivity/wifi/country", h.wifiCountry)
+
+	// Home automation: the parent pairs and revokes clients here; the API
+	// itself is on the TLS port, and its paths are refused here in its own
+	// error shape, so no token or code ever travels in clear.
+	get("/api/admin/ha", h.haStatus)
+	post("/api/admin/ha/pairing", h.haEnable)
+	del("/api/admin/ha/pairing", h.haCancel)
+	del("/api/admin/ha/clients/{client_id}", h.haRevoke)
+	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
 	get("/api/admin/parental", h.parental)
 	put("/api/admin/parental", h.setParental)
 }

@@ -18,6 +18,9 @@ const (
 	// Internal: the box acting on its own: the parental rules ending
 	// playback, a critical battery pausing it. Never an outside request.
 	Internal Via = "internal"
+	// HomeAutomation: a paired client of the home-automation API (:8443)
+	// with a valid token; Caller.Client names it.
+	HomeAutomation Via = "home-automation"
 )
 
 // Caller is who is asking. Middleware builds one for every request from
@@ -29,6 +32,8 @@ type Caller struct {
 	Addr netip.Addr // the client's address, for per-address limits
 	// Admin: the request carries a valid administrator session.
 	Admin bool
+	// Client is the paired client's id when Via is HomeAutomation.
+	Client string
 }
 
 type callerKey struct{}

@@ -117,6 +117,11 @@ func openSource(path string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sourceOf(f)
+}
+
+// sourceOf makes an open file a source; it is closed on failure.
+func sourceOf(f *os.File) (*source, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()

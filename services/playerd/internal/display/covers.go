@@ -44,6 +44,12 @@ func newCoverCache(src CoverSource, maxEntries int, now func() time.Time) *cover
 		order: list.New(), entries: map[coverKey]*list.Element{}}
 }
 
+// reset forgets every cover.
+func (c *coverCache) reset() {
+	c.order.Init()
+	clear(c.entries)
+}
+
 // coverID turns the "/api/cover/<id>" reference of the API models into the
 // id a CoverSource understands.
 func coverID(ref *string) string {

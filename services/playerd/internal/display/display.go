@@ -38,8 +38,11 @@ type Options struct {
 	Screen Screen
 	// Touch delivers taps; nil: no touch input. Run closes it on return.
 	Touch TouchSource
-	Size  image.Point // headless frame size; default 800×480
-	Lang  string      // "de" (default) or "en": tab labels and the screen's own words
+	// Backlight is the screen's light; nil: none to control (Settings
+	// then only darken the frame).
+	Backlight Backlight
+	Size      image.Point // headless frame size; default 800×480
+	Lang      string      // "de" (default) or "en": tab labels and the screen's own words
 	// VolumeStep is the volume_delta of the − and + buttons; default 5.
 	VolumeStep float64
 	// HomeEvery is how often the home model is re-read; default 5 s.
@@ -48,6 +51,10 @@ type Options struct {
 	// command, a framebuffer write); the serving layer logs them.
 	OnError func(error)
 	Now     func() time.Time
+	// Pairing shows the home-automation pairing card; nil: none.
+	// Fingerprint is the TLS key's fingerprint the card shows with it.
+	Pairing     PairingSource
+	Fingerprint string
 }
 
 // Display owns the screen state. Its methods are safe for concurrent use.
@@ -63,6 +70,9 @@ type Display struct {
 	msgSeq     uint64
 	batteryLow bool
 	lastFolder string
+	idleOff    time.Duration // Settings.IdleOff
+	brightness int
+	lastActive time.Time // the last touch or message
 
 	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
 	r         *renderer
@@ -72,6 +82,7 @@ type Display struct {
 	home      home.Home
 	homeAt    time.Time
 	homeStale bool
+	lit       int // brightness the backlight was set to; -1: unknown
 }
 
 // New prepares a display; nothing is drawn before Run or Screenshot.
@@ -108,10 +119,13 @@ func New(o Options) (*Display, error) {
 		return nil, err
 	}
 	return &Display{
-		o:     o,
-		wake:  make(chan struct{}, 1),
-		r:     &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
-		frame: image.NewRGBA(image.Rectangle{Max: o.Size}),
+		o:          o,
+		wake:       make(chan struct{}, 1),
+		r:          &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
+		frame:      image.NewRGBA(image.Rectangle{Max: o.Size}),
+		brightness: 100,
+		lastActive: o.Now(),
+		lit:        -1,
 	}, nil
 }
 
@@ -190,7 +204,17 @@ func (d *Display) nextWake() time.Duration {
 		wait = min(wait, d.msg.ExpiresAt.Sub(now))
 	}
 	playing := d.screen == screenPlaying
+	if d.idleOff > 0 {
+		if left := d.lastActive.Add(d.idleOff).Sub(now); left > 0 {
+			wait = min(wait, left)
+		}
+	}
 	d.mu.Unlock()
+	if d.o.Pairing != nil {
+		if p := d.o.Pairing.Prompt(); p != nil {
+			wait = min(wait, p.Until.Sub(now))
+		}
+	}
 	if playing && d.o.Player.Status().State == player.Playing {
 		wait = min(wait, time.Second-time.Duration(now.Nanosecond())%time.Second)
 	}
@@ -203,6 +227,7 @@ func (d *Display) refresh(ctx context.Context) error {
 	defer d.rmu.Unlock()
 	d.loadHome(ctx)
 	v := d.build(d.o.Player.Status())
+	d.light(&v) // also when the frame stays: a new brightness
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
 		return nil
 	}
@@ -250,6 +275,7 @@ func (d *Display) build(st player.Status) view {
 	// Something else (the API, a card) started a folder: show it playing.
 	if folder != "" && folder != d.lastFolder && st.State == player.Playing {
 		d.screen = screenPlaying
+		d.lastActive = now
 	}
 	d.lastFolder = folder
 	if len(st.Queue) == 0 {
@@ -262,7 +288,10 @@ func (d *Display) build(st player.Status) view {
 	}
 	if d.msg != nil {
 		v.Msg = &msgView{Title: d.msg.Title, Text: d.msg.Message}
+	} else if d.idleOff > 0 && now.Sub(d.lastActive) >= d.idleOff {
+		return view{Size: v.Size, Dark: true}
 	}
+	v.Pair = d.pairView(v.Text)
 
 	if v.Screen == screenPlaying {
 		v.Playing = playingFrom(st)
@@ -322,9 +351,18 @@ func label(ls map[string]string, lang, fallback string) string {
 // the frame last drawn. Player commands go through Command. A command a
 // parental rule refuses is no error: the child sees why instead.
 func (d *Display) Tap(ctx context.Context, p image.Point) error {
+	d.mu.Lock()
+	d.lastActive = d.o.Now()
+	d.mu.Unlock()
 	d.rmu.Lock()
+	dark := d.shown != nil && d.shown.Dark
 	act, ok := hit(d.targets, p)
 	d.rmu.Unlock()
+	if dark {
+		// The first touch only wakes the screen: nothing under the finger
+		// was visible.
+		return d.refresh(ctx)
+	}
 	if !ok {
 		return nil
 	}
@@ -368,6 +406,10 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 		d.screen = screenPlaying
 	case actDismiss:
 		d.msg = nil
+	case actCancelPairing:
+		if d.o.Pairing != nil {
+			d.o.Pairing.Cancel()
+		}
 	}
 	return nil
 }
@@ -423,6 +465,7 @@ func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
 	d.msg = nil
 	if dur > 0 {
 		d.msg = &m
+		d.lastActive = now
 	}
 	d.mu.Unlock()
 	d.poke()
@@ -440,6 +483,10 @@ func (d *Display) ActiveMessage() *Message {
 	m := *d.msg
 	return &m
 }
+
+// Wake makes the display look again at what it shows (the pairing card
+// changed).
+func (d *Display) Wake() { d.poke() }
 
 // SetBatteryLow shows or hides the low-battery banner.
 func (d *Display) SetBatteryLow(low bool) {
@@ -463,12 +510,25 @@ func (d *Display) Snapshot(ctx context.Context) (*image.RGBA, error) {
 	return img, err
 }
 
-// Screenshot is Snapshot encoded as PNG.
+// Screenshot is what the screen shows, encoded as PNG, for clients off the
+// box: a pairing code on the screen is blanked (only someone in front of
+// the box may read it).
 func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
-	img, err := d.Snapshot(ctx)
-	if err != nil {
+	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err) // the frame is still what was last shown
 	}
+	d.rmu.Lock()
+	img := image.NewRGBA(d.frame.Rect)
+	if d.shown != nil && d.shown.Pair != nil && d.shown.Pair.Code != "" {
+		v := *d.shown
+		p := *v.Pair
+		p.Code = codeMask
+		v.Pair = &p
+		d.r.render(img, &v)
+	} else {
+		copy(img.Pix, d.frame.Pix)
+	}
+	d.rmu.Unlock()
 	var buf bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	if err := enc.Encode(&buf, img); err != nil {

@@ -24,13 +24,15 @@ const (
 type actionKind int
 
 const (
-	actCommand   actionKind = iota + 1 // send cmd to the player
-	actPlayItem                        // send cmd, then show now playing
-	actTab                             // select category n
-	actPage                            // move the grid by n pages
-	actGoHome                          // show the home screen
-	actGoPlaying                       // show now playing
-	actDismiss                         // close the message
+	actCommand       actionKind = iota + 1 // send cmd to the player
+	actPlayItem                            // send cmd, then show now playing
+	actTab                                 // select category n
+	actPage                                // move the grid by n pages
+	actGoHome                              // show the home screen
+	actGoPlaying                           // show now playing
+	actDismiss                             // close the message
+	actNone                                // swallow the tap (under a modal card)
+	actCancelPairing                       // cancel the home-automation pairing
 )
 
 type action struct {

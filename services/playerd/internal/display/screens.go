@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -24,11 +25,13 @@ const (
 // which is how the display knows it need not draw.
 type view struct {
 	Size       image.Point
+	Dark       bool // the screen is off (Settings.IdleOff): black, no targets
 	Screen     screenKind
 	BatteryLow bool
 	Home       homeView
 	Playing    playingView
 	Msg        *msgView
+	Pair       *pairView
 	Text       texts
 }
 
@@ -66,6 +69,9 @@ type texts struct {
 	BatteryLow string
 	Empty      string
 	Track      string // "Titel %d von %d"
+	// The pairing card.
+	PairTitle, PairWaiting, PairWants, PairAllowed, PairEnter, PairFingerprint, Cancel string
+	Scopes                                                                             map[pairing.Scope]string
 	// What a refused tap shows: bedtime (BedtimeText takes "07:00"), the
 	// daily limit, a locked folder.
 	Bedtime, BedtimeText string
@@ -75,10 +81,18 @@ type texts struct {
 
 var textsByLang = map[string]texts{
 	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
+		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
+		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",
+		Cancel:  "Abbrechen",
+		Scopes:  map[pairing.Scope]string{pairing.Read: "lesen", pairing.Control: "steuern", pairing.Notify: "Nachrichten", pairing.Power: "Ein/Aus"},
 		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
 		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
 		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener."},
 	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
+		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
+		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
+		Cancel:  "Cancel",
+		Scopes:  map[pairing.Scope]string{pairing.Read: "read", pairing.Control: "control", pairing.Notify: "notify", pairing.Power: "power"},
 		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
 		Enough: "That's enough for today", EnoughText: "More tomorrow.",
 		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one."},
@@ -91,6 +105,10 @@ type renderer struct {
 }
 
 func (r *renderer) render(dst *image.RGBA, v *view) []target {
+	if v.Dark {
+		fill(dst, dst.Bounds(), color.RGBA{A: 0xff})
+		return nil
+	}
 	fill(dst, dst.Bounds(), colBackground)
 	c := content(v.Size, v.BatteryLow)
 	var ts []target
@@ -105,6 +123,9 @@ func (r *renderer) render(dst *image.RGBA, v *view) []target {
 	}
 	if v.Msg != nil {
 		ts = append(ts, r.message(dst, v.Size, v.Msg)...)
+	}
+	if v.Pair != nil {
+		ts = append(ts, r.pairing(dst, v.Size, v.Pair, v.Text)...)
 	}
 	return ts
 }

@@ -50,10 +50,12 @@ type Item struct {
 	Command          player.Command `json:"command"`
 }
 
-// Config is the navigation a parent may write to home.json in the data
-// directory, in the real box's shape: rows take their items from a library
-// path ("local-library") or from the resume points ("resume-list").
+// Config is the navigation a parent sets (home.json in the data directory,
+// GET|PUT /api/admin/navigation), in the real box's shape: rows take their
+// items from a library path ("local-library") or from the resume points
+// ("resume-list"). navigation.go validates and saves it.
 type Config struct {
+	Version    int              `json:"version"`
 	Categories []CategoryConfig `json:"categories"`
 }
 
@@ -86,6 +88,9 @@ func LoadConfig(dataDir string) (*Config, error) {
 		return nil, nil
 	}
 	if err == nil {
+		if c.Version == 0 { // written before the format had a version
+			c.Version = Version
+		}
 		err = c.Validate()
 	}
 	if err != nil {
@@ -94,34 +99,10 @@ func LoadConfig(dataDir string) (*Config, error) {
 	return &c, nil
 }
 
-// Validate checks the providers and their references.
-func (c *Config) Validate() error {
-	for _, cat := range c.Categories {
-		if cat.ID == "" {
-			return errors.New("a category has no id")
-		}
-		for _, r := range cat.Rows {
-			switch r.Provider {
-			case ProviderLibrary:
-				if strings.Contains(filepath.ToSlash(r.SourceRef), "..") {
-					return fmt.Errorf("row %q: source_ref must stay inside the library", r.ID)
-				}
-			case ProviderResume:
-				if n, err := strconv.Atoi(r.SourceRef); r.SourceRef != "" && (err != nil || n < 1 || n > 100) {
-					return fmt.Errorf("row %q: resume-list source_ref must be 1..100", r.ID)
-				}
-			default:
-				return fmt.Errorf("row %q: unknown provider %q", r.ID, r.Provider)
-			}
-		}
-	}
-	return nil
-}
-
 // Defaults derives the navigation from the library: a "continue" row, then
 // one category per top-level media folder.
 func Defaults(topLevel []string) *Config {
-	c := &Config{Categories: []CategoryConfig{{
+	c := &Config{Version: Version, Categories: []CategoryConfig{{
 		ID: "continue", Labels: Labels{"de": "Weiterhören", "en": "Continue"},
 		Rows: []RowConfig{{ID: "resume", Labels: Labels{"de": "Weiterhören", "en": "Continue"}, Provider: ProviderResume}},
 	}}}

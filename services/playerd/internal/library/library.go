@@ -32,6 +32,9 @@ type Library struct {
 	stats    Stats
 	problems []Problem
 	scanMu   sync.Mutex // one scan at a time
+
+	manage chan struct{} // held by a change of the media directory (manage.go)
+	limits Limits
 }
 
 // Problem is a file the last scan could not use: left out when it cannot
@@ -53,7 +56,7 @@ type Report struct {
 // New prepares a library of root; cachePath (may be empty) keeps tag and
 // duration results between scans.
 func New(root, cachePath string) *Library {
-	return &Library{root: root, cachePath: cachePath, byID: map[string]int{}}
+	return &Library{root: root, cachePath: cachePath, byID: map[string]int{}, manage: make(chan struct{}, 1), limits: DefaultLimits()}
 }
 
 // ID derives the stable id of a path relative to the media root: the first

@@ -15,6 +15,8 @@ var coverNames = []string{"cover.jpg", "cover.jpeg", "cover.png", "folder.jpg", 
 
 func hidden(name string) bool { return strings.HasPrefix(name, ".") }
 
+func isCoverName(name string) bool { return slices.Contains(coverNames, strings.ToLower(name)) }
+
 type scanner struct {
 	ctx      context.Context
 	rootReal string
@@ -106,7 +108,7 @@ func (s *scanner) dir(real, rel string) error {
 			}
 		case decode.IsAudio(name):
 			audio = append(audio, name)
-		case cover == "" && slices.Contains(coverNames, strings.ToLower(name)):
+		case cover == "" && isCoverName(name):
 			cover = path
 		}
 	}

@@ -102,7 +102,10 @@ type request struct {
 	ctx  context.Context // the caller's, for the gate
 	cmd  Command
 	clip *clip
-	resp chan response
+	// change is an owner's change of the player's configuration or saved
+	// state (owner.go), run in the player goroutine like a command.
+	change func() error
+	resp   chan response
 }
 
 type response struct {
@@ -266,7 +269,12 @@ func (p *Player) audible() bool {
 }
 
 func (p *Player) handle(r request) {
-	err := p.run(r)
+	var err error
+	if r.change != nil {
+		err = r.change()
+	} else {
+		err = p.run(r)
+	}
 	// Before the answer: an acknowledged change is already on its way to
 	// the disk.
 	p.persist(state.Urgent)

@@ -108,8 +108,8 @@ func TestSpeakQueueIsBounded(t *testing.T) {
 				t.Fatalf("%s: %+v %v, want queued", txt, r, err)
 			}
 		}
-		if _, err := s.SpeakResult(ctx, "vier", ""); !errors.Is(err, ErrBusy) {
-			t.Fatalf("fourth: %v, want ErrBusy", err)
+		if _, err := s.SpeakResult(ctx, "vier", ""); !errors.Is(err, ErrBusy) || fault.RetryAfterOf(err) != 5*time.Second {
+			t.Fatalf("fourth: %v (retry after %v), want ErrBusy, retry after 5s", err, fault.RetryAfterOf(err))
 		}
 		for range 3 {
 			p.release <- struct{}{}

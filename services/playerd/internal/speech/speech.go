@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -56,27 +57,39 @@ type Settings struct {
 	Rate, Pitch int
 }
 
+// The limits of Settings, which the settings document checks too.
+const (
+	// MinPercent and MaxPercent bound Rate and Pitch.
+	MinPercent, MaxPercent = 50, 200
+)
+
+// Engines are the values Settings.Engine takes ("" means auto).
+var Engines = []string{"auto", "pico", "espeak"}
+
+// ValidLanguage reports whether tag is a well-formed language tag such as
+// "de", "en-GB" or "pt_BR".
+func ValidLanguage(tag string) bool { return languageTag.MatchString(tag) }
+
 // Normalized fills in defaults and checks ranges; errors wrap ErrLanguage.
 func (s Settings) Normalized() (Settings, error) {
 	if s.Language == "" {
 		s.Language = DefaultLanguage
 	}
-	if !languageTag.MatchString(s.Language) {
+	if !ValidLanguage(s.Language) {
 		return s, fmt.Errorf("%w: malformed tag %q", ErrLanguage, s.Language)
 	}
-	switch s.Engine {
-	case "", "auto":
+	if s.Engine == "" {
 		s.Engine = "auto"
-	case "pico", "espeak":
-	default:
+	}
+	if !slices.Contains(Engines, s.Engine) {
 		return s, fmt.Errorf("unknown speech engine %q (want auto, pico or espeak)", s.Engine)
 	}
 	for _, p := range []*int{&s.Rate, &s.Pitch} {
 		if *p == 0 {
 			*p = 100
 		}
-		if *p < 50 || *p > 200 {
-			return s, fmt.Errorf("speech rate and pitch must be 50..200 percent, got %d", *p)
+		if *p < MinPercent || *p > MaxPercent {
+			return s, fmt.Errorf("speech rate and pitch must be %d..%d percent, got %d", MinPercent, MaxPercent, *p)
 		}
 	}
 	return s, nil

@@ -86,3 +86,27 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("clone shares memory with the original")
 	}
 }
+
+func TestParseChecksAStateDocument(t *testing.T) {
+	good := `{"volume":30,"queue":{"folder_id":"f","index":1,"position":2.5},"resume":{"f":{"index":1,"track_id":"t","position":2.5,"updated_at":"2025-01-01T00:00:00Z"}}}`
+	if s, err := Parse([]byte(good)); err != nil || s.Volume != 30 || s.Resume["f"].Position != 2.5 {
+		t.Errorf("%+v %v", s, err)
+	}
+	if s, err := Parse([]byte(`{"volume":0}`)); err != nil || s.Resume == nil {
+		t.Errorf("%+v %v", s, err)
+	}
+	for _, bad := range []string{
+		`{"volume":101}`,
+		`{"volume":1,"extra":true}`,
+		`{"volume":1} {}`,
+		`{"queue":{"folder_id":"","index":0,"position":0}}`,
+		`{"resume":{"f":{"index":-1}}}`,
+		`{"resume":{"f":{"index":0,"position":-3}}}`,
+		`{"resume":{"":{"index":0}}}`,
+		`[]`,
+	} {
+		if err := Check([]byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

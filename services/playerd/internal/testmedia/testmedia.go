@@ -31,17 +31,22 @@ func WAV(rate int, frames [][2]int16) []byte {
 	return buf
 }
 
-// WriteTone writes a 16-bit stereo WAV of a sine tone at freq Hz.
-func WriteTone(path string, seconds float64, rate int, freq float64) error {
+// Tone is a 16-bit stereo WAV of a sine tone at freq Hz.
+func Tone(seconds float64, rate int, freq float64) []byte {
 	frames := make([][2]int16, int(seconds*float64(rate)))
 	for i := range frames {
 		v := int16(8000 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
 		frames[i] = [2]int16{v, v}
 	}
+	return WAV(rate, frames)
+}
+
+// WriteTone writes Tone to path, making its directory.
+func WriteTone(path string, seconds float64, rate int, freq float64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, WAV(rate, frames), 0o644)
+	return os.WriteFile(path, Tone(seconds, rate, freq), 0o644)
 }
 
 // Library writes folders of tones under root: each key is a relative folder

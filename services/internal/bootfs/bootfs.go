@@ -1,4 +1,5 @@
-// Package bootfs makes the SD card's boot partition readable to playerd.
+// Package bootfs makes the SD card's boot partition readable to playerd
+// and netd.
 // gokrazy does not mount it (it reads and writes it raw, for updates); a
 // parent can write to it from any computer, so it is where a file can prove
 // physical access to the box.

@@ -1,0 +1,135 @@
+// Package netapi is the JSON that netd serves on its Unix socket and that
+// playerd passes on under /api/connectivity/. The shapes follow the
+// real-world box's connectivity routes where it has them (adapters, scan,
+// connect); status, known networks and the country are this box's own.
+// Nothing here ever carries a passphrase out of netd: Connect is the only
+// body with one, and it only goes in.
+package netapi
+
+// Adapters is GET /adapters.
+type Adapters struct {
+	Adapters          []Adapter `json:"adapters"`
+	PrimaryInterface  string    `json:"primary_interface"`
+	SelectedInterface string    `json:"selected_interface"`
+}
+
+// Adapter is one Wi-Fi interface.
+type Adapter struct {
+	Interface string `json:"interface"`
+	MAC       string `json:"mac"`
+	Driver    string `json:"driver"`
+	// State is "up" or "down" (administratively), or "connected" while
+	// associated.
+	State     string `json:"state"`
+	Managed   bool   `json:"managed"` // a station (client) interface
+	Usable    bool   `json:"usable"`  // netd can scan and join with it
+	Enabled   bool   `json:"enabled"`
+	Preferred bool   `json:"preferred"`
+	Selected  bool   `json:"selected"`
+	Active    bool   `json:"active"`
+	// PSKOffload: the chip does the WPA2 4-way handshake itself, which is
+	// how netd joins protected networks (there is no wpa_supplicant on the
+	// box). Without it only open networks can be joined, and Note says so.
+	PSKOffload bool   `json:"psk_offload"`
+	Note       string `json:"note,omitempty"`
+}
+
+// Scan is GET /scan?interface=.
+type Scan struct {
+	Interface string    `json:"interface"`
+	Networks  []Network `json:"networks"`
+}
+
+// Network is one network seen in a scan: the strongest access point of
+// each name.
+type Network struct {
+	SSID          string `json:"ssid"`
+	SignalPercent int    `json:"signal_percent"`
+	SignalDBM     int    `json:"signal_dbm"`
+	// Security is open, wpa2, wpa2/wpa3, wpa3 or enterprise.
+	Security  string `json:"security"`
+	Connected bool   `json:"connected"`
+	Known     bool   `json:"known"`
+	Interface string `json:"interface"`
+}
+
+// Connect is POST /connect. Password is empty for an open network.
+type Connect struct {
+	SSID      string `json:"ssid"`
+	Password  string `json:"password"`
+	Interface string `json:"interface"`
+	// Priority among the known networks: the highest visible one is
+	// joined. Optional; new networks get 0.
+	Priority *int `json:"priority,omitempty"`
+}
+
+// Connected answers POST /connect.
+type Connected struct {
+	Connected bool   `json:"connected"`
+	SSID      string `json:"ssid"`
+	Interface string `json:"interface"`
+}
+
+// Forget is POST /forget.
+type Forget struct {
+	SSID string `json:"ssid"`
+}
+
+// Country is GET and PUT /country: the regulatory country (ISO 3166-1
+// alpha-2, e.g. DE), which decides the allowed channels (12 and 13 only
+// outside the US, for example).
+type Country struct {
+	Country string `json:"country"`
+}
+
+// Known is GET /networks: the saved networks, never their passphrases.
+type Known struct {
+	Networks []KnownNetwork `json:"networks"`
+}
+
+// KnownNetwork is one saved network.
+type KnownNetwork struct {
+	SSID     string `json:"ssid"`
+	Priority int    `json:"priority"`
+	Open     bool   `json:"open"` // saved without a passphrase
+}
+
+// States of Status.State.
+const (
+	StateNoAdapter    = "no_adapter"
+	StateDisconnected = "disconnected"
+	StateConnecting   = "connecting"
+	StateConnected    = "connected"
+)
+
+// Status is GET /status.
+type Status struct {
+	State     string `json:"state"`
+	Interface string `json:"interface"`
+	SSID      string `json:"ssid"`
+	BSSID     string `json:"bssid"`
+	// Signal of the access point joined; null while not connected.
+	SignalDBM     *int `json:"signal_dbm"`
+	SignalPercent *int `json:"signal_percent"`
+	FrequencyMHz  *int `json:"frequency_mhz"`
+	// Addresses on the interface (CIDR), the first routable IPv4 one
+	// separately, and the default gateway through it.
+	Addresses []string `json:"addresses"`
+	IPv4      *string  `json:"ipv4"`
+	Gateway   *string  `json:"gateway"`
+	Country   string   `json:"country"`
+	// LastError tells why the last join failed or the link dropped;
+	// empty after a success.
+	LastError string `json:"last_error"`
+	// NextAttempt is when netd tries to join again (RFC 3339), while it
+	// is disconnected from every known network in reach.
+	NextAttempt   *string `json:"next_attempt"`
+	KnownNetworks int     `json:"known_networks"`
+}
+
+// Error is every error body; Kind is a fault kind ("invalid", "conflict",
+// "unavailable", "upstream", …), so playerd keeps netd's classification.
+type Error struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+}

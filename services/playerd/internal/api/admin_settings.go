@@ -1,0 +1,105 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/settings"
+	"github.com/storybox/storybox/services/playerd/internal/state"
+)
+
+// SettingsAdmin is the settings document: Put validates, saves and applies
+// it, all or nothing.
+type SettingsAdmin interface {
+	Get() settings.Settings
+	Put(settings.Settings) error
+}
+
+// NavigationAdmin is the home screen's navigation: Navigation is what the
+// screen uses (the parent's, or the one derived from the library); Put
+// validates, saves and applies it.
+type NavigationAdmin interface {
+	Navigation() *home.Config
+	PutNavigation(*home.Config) error
+}
+
+var (
+	errNoSettings   = fault.New(fault.Unavailable, "settings unavailable")
+	errNoNavigation = fault.New(fault.Unavailable, "navigation unavailable")
+)
+
+func (h *handler) getSettings(w http.ResponseWriter, r *http.Request) {
+	if h.Settings == nil {
+		h.fail(w, r, errNoSettings)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Settings.Get())
+}
+
+// putSettings is PUT /api/admin/settings. The body has the document's
+// shape; fields it leaves out keep their current values (objects merge
+// field by field, lists are replaced). The result is checked and saved as a
+// whole, or refused as a whole.
+func (h *handler) putSettings(w http.ResponseWriter, r *http.Request) {
+	if h.Settings == nil {
+		h.fail(w, r, errNoSettings)
+		return
+	}
+	s := h.Settings.Get()
+	if err := decodeBody(r, &s); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := h.Settings.Put(s); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	// Every setting takes effect at once, so nothing waits for a restart;
+	// the field is the real box's.
+	writeJSON(w, http.StatusOK, map[string]any{"settings": h.Settings.Get(), "restart_required": []string{}})
+}
+
+func (h *handler) getNavigation(w http.ResponseWriter, r *http.Request) {
+	if h.Navigation == nil {
+		h.fail(w, r, errNoNavigation)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Navigation.Navigation())
+}
+
+// putNavigation is PUT /api/admin/navigation: the whole navigation
+// replaces the old one.
+func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
+	if h.Navigation == nil {
+		h.fail(w, r, errNoNavigation)
+		return
+	}
+	c := home.Config{Version: home.Version}
+	if err := decodeBody(r, &c); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if c.Categories == nil {
+		h.fail(w, r, badRequest("categories is required"))
+		return
+	}
+	if err := h.Navigation.PutNavigation(&c); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Navigation.Navigation())
+}
+
+// getResume is GET /api/admin/resume: where each folder was left.
+func (h *handler) getResume(w http.ResponseWriter, r *http.Request) {
+	if h.Resume == nil {
+		h.fail(w, r, fault.New(fault.Unavailable, "player state unavailable"))
+		return
+	}
+	resume := h.Resume()
+	if resume == nil {
+		resume = map[string]state.ResumePoint{}
+	}
+	writeJSON(w, http.StatusOK, resume)
+}

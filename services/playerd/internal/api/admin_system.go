@@ -1,0 +1,54 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
+)
+
+// SystemAdmin is the machine: what it is, and its power.
+type SystemAdmin interface {
+	Info() sysinfo.Info
+	// Power schedules a power-off or restart after the state is saved;
+	// dryRun reports a development machine, where it is only logged.
+	Power(a power.Action) (dryRun bool, err error)
+}
+
+var errNoSystemAdmin = fault.New(fault.Unavailable, "system information unavailable")
+
+func (h *handler) adminSystem(w http.ResponseWriter, r *http.Request) {
+	if h.SystemAdmin == nil {
+		h.fail(w, r, errNoSystemAdmin)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.SystemAdmin.Info())
+}
+
+// power is POST /api/admin/system/power {"action":"reboot"|"poweroff"}:
+// 202 once scheduled; the answer is sent before the box goes down.
+func (h *handler) power(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Action string `json:"action"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	a, err := power.ParseAction(req.Action)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.SystemAdmin == nil {
+		h.fail(w, r, errNoSystemAdmin)
+		return
+	}
+	dry, err := h.SystemAdmin.Power(a)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"scheduled": true, "action": a, "dry_run": dry})
+}

@@ -1,0 +1,92 @@
+package hav1
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
+	"github.com/storybox/storybox/services/playerd/internal/player"
+)
+
+// The contract's statuses and codes, one per error the API tells apart.
+func TestErrorTable(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{pairing.ErrNotEnabled, 403, "pairing_not_enabled"},
+		{pairing.ErrInProgress, 409, "pairing_in_progress"},
+		{pairing.ErrWrongCode, 403, "invalid_pairing_code"},
+		{pairing.ErrExpired, 410, "pairing_expired"},
+		{pairing.ErrNoScope, 403, "insufficient_scope"},
+		{pairing.ErrBadToken, 401, "unauthorized"},
+		{scopeError(pairing.Power), 403, "insufficient_scope"},
+		{unsupported("mute"), 422, "unsupported_command"},
+		{malformed("x"), 400, "invalid_request"},
+		{errPlainHTTP, 400, "invalid_request"},
+		{fault.New(fault.Invalid, "volume"), 400, "invalid_value"},
+		{fault.New(fault.Conflict, "queue is empty"), 409, "provider_unavailable"},
+		{fault.Retry(fault.Busy, time.Second, "slow down"), 429, "rate_limited"},
+		{player.ErrClosed, 503, "temporarily_unavailable"},
+		{errNotHere, 404, "not_found"},
+		{fault.New(fault.Forbidden, "a rule"), 403, "forbidden"},
+		{errNoRoute("/x"), 404, "not_found"},
+		{errMethod("PUT", "/x"), 400, "invalid_request"},
+	} {
+		if s, code := codeOf(c.err); s != c.status || code != c.code {
+			t.Errorf("%v: %d %s, want %d %s", c.err, s, code, c.status, c.code)
+		}
+	}
+	// Internal causes stay in the log.
+	_, body := bodyOf(fault.Wrap(fault.Internal, errNotHere, "command failed"))
+	if string(body) != `{"success":false,"error":"internal_error","message":"command failed"}` {
+		t.Errorf("internal error body %s", body)
+	}
+}
+
+func TestBearer(t *testing.T) {
+	for header, want := range map[string]string{"": "", "Bearer ": "", "Bearer abc": "abc", "bearer abc ": "abc", "Basic abc": "", "Bearerabc": ""} {
+		r := httptest.NewRequest("GET", "/?access_token=nope", nil)
+		if header != "" {
+			r.Header.Set("Authorization", header)
+		}
+		if got := bearer(r); got != want {
+			t.Errorf("%q: %q, want %q", header, got, want)
+		}
+	}
+}
+
+func TestServiceRecord(t *testing.T) {
+	c := Service("kinderzimmer", "kinderzimmer", "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", 8443)
+	want := map[string]string{"product": "mupibox", "generation": "ng", "api_version": "1", "transport": "https", "pairing": "required",
+		"device_id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", "id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90"}
+	if c.Type != "_mupibox._tcp" || c.Port != 8443 || len(c.Text) != len(want) {
+		t.Fatalf("record %+v", c)
+	}
+	for k, v := range want {
+		if c.Text[k] != v {
+			t.Errorf("TXT %s=%q, want %q", k, c.Text[k], v)
+		}
+	}
+}
+
+func TestPlaybackOf(t *testing.T) {
+	folder := "Folge A"
+	st := player.Status{State: player.Stopped, Index: -1, Volume: 30}
+	if p := PlaybackOf(st); p.State != "idle" || p.Title != nil || p.Position != nil || p.Volume != 30 {
+		t.Errorf("stopped: %+v", p)
+	}
+	st = player.Status{State: player.Playing, Index: 0, Position: 12, Duration: 30, Volume: 40, Folder: &folder,
+		Queue: []player.QueueItem{{ID: "t1", Title: "Kapitel 1", Provider: "local"}}}
+	p := PlaybackOf(st)
+	if p.State != "playing" || *p.Title != "Kapitel 1" || *p.Album != folder || *p.Position != 12 || *p.Duration != 30 || p.Artist != nil || p.CoverURL != nil {
+		t.Errorf("playing: %+v", p)
+	}
+	st.State = player.Failed
+	if PlaybackOf(st).State != "unavailable" {
+		t.Error("a failed player is not unavailable")
+	}
+}

@@ -1,0 +1,67 @@
+package pairing
+
+import (
+	"slices"
+
+	"github.com/storybox/storybox/services/internal/fault"
+)
+
+// Scope is one permission of a paired client.
+type Scope string
+
+// The contract's scopes. Admin is reserved: the box implements no admin
+// route for tokens, so it is accepted in a request and never granted.
+const (
+	Read    Scope = "read"    // info, state, cover, screenshot, outputs, update, events
+	Control Scope = "control" // playback and volume, output selection
+	Notify  Scope = "notify"  // speech and on-screen messages
+	Power   Scope = "power"   // reboot and power-off, never implied by control
+	Admin   Scope = "admin"
+)
+
+// Grantable are the scopes a parent can allow, in display order.
+var Grantable = []Scope{Read, Control, Notify, Power}
+
+// DefaultScopes are allowed when the parent names none, and requested
+// when a client names none: the contract's default.
+var DefaultScopes = []Scope{Read, Control}
+
+// ParseScopes checks names and returns them in Grantable order without
+// repeats. Admin is kept out. An unknown name is fault.Invalid.
+func ParseScopes(names []string) ([]Scope, error) {
+	var out []Scope
+	for _, n := range names {
+		s := Scope(n)
+		switch {
+		case s == Admin:
+		case slices.Contains(Grantable, s):
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		default:
+			return nil, fault.New(fault.Invalid, "unknown scope %q (known: read, control, notify, power, admin)", n)
+		}
+	}
+	slices.SortFunc(out, func(a, b Scope) int { return slices.Index(Grantable, a) - slices.Index(Grantable, b) })
+	return out, nil
+}
+
+// intersect keeps the scopes of want that allowed has, in want's order.
+func intersect(want, allowed []Scope) []Scope {
+	var out []Scope
+	for _, s := range want {
+		if slices.Contains(allowed, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Strings is the scopes as JSON strings; never nil, so JSON shows [].
+func Strings(ss []Scope) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, string(s))
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
+)
+
+// Limits of the API listener, for the smallest box (Pi Zero 2 W: 512 MB for
+// everything). An idle keep-alive connection costs about 20 KB: its server
+// goroutine's stack (8 KB), the 4 KB read and 4 KB write buffers net/http
+// keeps for the connection's life, and its state. Measured with `make
+// bench-flood` before these limits: 10,000 held connections took playerd
+// from 14 MB to 215 MB RSS (runtime/metrics: 105 MB heap objects, 83 MB
+// stacks), and a status request waited up to 0.8 s. Memory also comes back
+// late: a closed connection's buffers wait in net/http's pools until the
+// second garbage collection, and an idle program collects every 2 minutes,
+// so RSS was still 164 MB three minutes after the flood. Bounding the
+// connections bounds both.
+//
+//   - maxConns: 256 connections are about 5 MB. A household's clients (a
+//     few browsers with up to 6 connections each, Home Assistant's pool, the
+//     phone apps) need a fraction of that.
+//   - maxConnsPerClient: a browser's 6, or a proxy in front of several
+//     users, fit in 32; at least 8 clients have their full share at once.
+//   - maxHeaderBytes: the request line and headers. Browsers send under
+//     2 KB (the box sets no cookies); net/http's default would let every
+//     connection buffer 1 MB.
+//
+// Timeouts: a LAN client sends its headers within milliseconds (5 s cuts off
+// connections that trickle them); bodies are at most api.MaxBody (15 s);
+// the largest answers (a cover, the screenshot) get 30 s over poor Wi-Fi.
+// An idle connection is kept for 60 s: pollers (Home Assistant every 5 s,
+// the web UI every second) keep theirs, a departed client's is gone within a
+// minute, and under pressure the limiter gives idle ones up at once.
+const (
+	maxConns          = 256
+	maxConnsPerClient = 32
+	maxHeaderBytes    = 16 << 10
+)
+
+// newServer returns the API's HTTP server; limit puts each listener it
+// serves under the limits above (serve calls it again when it listens anew).
+// The same serves the HTTPS listener.
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         netlimit.ConnState,
+	}
+}
+
+func limit(ln net.Listener) net.Listener {
+	return netlimit.Wrap(ln, netlimit.Config{Total: maxConns, PerClient: maxConnsPerClient})
+}
+
+// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, set for the
+// board in the gokrazy instance), for the start-up log line.
+func memoryLimit() string {
+	n := debug.SetMemoryLimit(-1)
+	if n == math.MaxInt64 {
+		return "none"
+	}
+	return fmt.Sprintf("%dMiB", n>>20)
+}
