@@ -96,7 +96,7 @@ func (k *Keeper) Run(ctx context.Context, p Player) error {
 func (k *Keeper) observe(st player.Status) look {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	m, rolled := k.at()
+	m := k.at()
 	l := look{st: st, up: m.up}
 	playing := st.State == player.Playing
 	was := k.counting
@@ -111,11 +111,11 @@ func (k *Keeper) observe(st player.Status) look {
 
 	save := true
 	switch {
-	case rolled || was && !k.counting:
+	case was && !k.counting:
 		l.urgency = state.Urgent
 	case k.counting && k.use.Seconds-k.savedSecs >= 10:
 		l.urgency = state.Routine
-	case m.clock == ClockSet && m.now.Sub(k.savedAt) >= 15*time.Minute:
+	case m.clock == ClockSet && m.up-k.savedUp >= 15*time.Minute:
 		l.urgency = state.Routine // the time, for a start without network time
 	default:
 		save = false
@@ -124,7 +124,7 @@ func (k *Keeper) observe(st player.Status) look {
 		if m.clock != ClockUnknown {
 			k.use.LastSeen = m.now
 		}
-		k.savedSecs, k.savedAt = k.use.Seconds, k.use.LastSeen
+		k.savedSecs, k.savedUp = k.use.Seconds, m.up
 		u := k.use
 		l.save = &u
 	}
@@ -312,7 +312,7 @@ func (k *Keeper) finish(ctx context.Context, p Player, done bool) {
 // announced, once a day; a sleep timer is over.
 func (k *Keeper) ended(reason string) {
 	k.mu.Lock()
-	m, _ := k.at()
+	m := k.at()
 	say := false
 	switch reason {
 	case ReasonDailyLimit:

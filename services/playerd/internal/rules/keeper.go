@@ -68,7 +68,7 @@ type Keeper struct {
 	counting  bool          // music that counts was playing at the last look
 	lastUp    time.Duration // uptime at the last look
 	savedSecs float64       // use.Seconds at the last save
-	savedAt   time.Time     // use.LastSeen at the last save
+	savedUp   time.Duration // uptime at the last save
 	sleep     *sleepTimer
 	sleepSeq  int // counts changes of sleep, for OnChange
 	session   session
@@ -141,7 +141,7 @@ func NewKeeper(cfg Config) *Keeper {
 	}
 	k.est = estimator{clock: cfg.Clock, base: cfg.Listening.LastSeen, baseUptime: cfg.Clock.Uptime()}
 	k.lastUp = cfg.Clock.Uptime()
-	k.savedSecs, k.savedAt = k.use.Seconds, k.use.LastSeen
+	k.savedSecs, k.savedUp = k.use.Seconds, k.lastUp
 	return k
 }
 
@@ -199,8 +199,9 @@ type moment struct {
 }
 
 // at reads the clock and brings the counter up to date; the caller holds
-// mu. It tells whether the counter moved to a new day.
-func (k *Keeper) at() (moment, bool) {
+// mu. A new day starts a new count; there is nothing to save for that: a
+// count on disk for another day is read as none.
+func (k *Keeper) at() moment {
 	m := moment{loc: k.cfg.Zone(), up: k.cfg.Clock.Uptime()}
 	if m.loc == nil {
 		m.loc = time.UTC
@@ -209,10 +210,8 @@ func (k *Keeper) at() (moment, bool) {
 	if m.clock != ClockUnknown {
 		m.night, m.in = k.rules.Bedtime.nightAt(m.now, m.loc)
 	}
-	rolled := false
 	if day := k.day(m); day != k.use.Day {
 		k.use = state.Listening{Day: day, LastSeen: k.use.LastSeen}
-		rolled = true
 	}
 	// Listening since the last look counts as it was then (a change of
 	// the player wakes Run at once).
@@ -224,7 +223,7 @@ func (k *Keeper) at() (moment, bool) {
 		}
 		k.use.Seconds += dt.Seconds()
 	}
-	return m, rolled
+	return m
 }
 
 // day is the local date the counter counts for. Without any idea of the
@@ -270,10 +269,7 @@ func (k *Keeper) Admit(ctx context.Context, a player.Ask) (player.Verdict, error
 	caller := auth.CallerFrom(ctx)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	m, rolled := k.at()
-	if rolled {
-		k.wake() // Run saves the new day
-	}
+	m := k.at()
 	var v player.Verdict
 	if m.in {
 		v.MaxVolume = k.rules.Bedtime.NightMaxVolume

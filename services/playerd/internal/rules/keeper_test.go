@@ -158,8 +158,10 @@ func TestDailyLimitFadesAndHoldsUntilMidnight(t *testing.T) {
 		// Local midnight: a new day, a new minute.
 		time.Sleep(14 * time.Hour)
 		b.do(touch, play)
+		time.Sleep(2 * time.Second)
+		b.do(touch, pause)
 		synctest.Wait()
-		if l := b.k.Restrictions().DailyLimit; l == nil || l.Reached || l.UsedSeconds > 1 {
+		if l := b.k.Restrictions().DailyLimit; l == nil || l.Reached || l.UsedSeconds != 2 {
 			t.Errorf("after midnight: %+v", l)
 		}
 		if s := b.lastSave(); s.l.Day != "2026-03-24" || s.l.Announced {
@@ -475,6 +477,27 @@ func TestSetRulesAppliesLive(t *testing.T) {
 		}
 		if err := b.k.SetRules(Rules{LockedFolders: []string{""}}); !errors.Is(err, fault.Invalid) {
 			t.Errorf("invalid rules: %v", err)
+		}
+	})
+}
+
+// A box that only stands there writes nothing at start, and then only the
+// time, every quarter of an hour, for a start without network time.
+func TestIdleSavesOnlyTheTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		loc := berlin(t)
+		b := newBox(t, Rules{DailyLimitMinutes: map[string]int{"mon": 10}}, at(loc, 3, 23, 10, 0), library)
+		time.Sleep(14 * time.Minute)
+		b.mu.Lock()
+		n := len(b.saves)
+		b.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("%d saves in 14 idle minutes", n)
+		}
+		time.Sleep(2 * time.Minute)
+		s := b.lastSave()
+		if s.u != state.Routine || s.l.Seconds != 0 || !s.l.LastSeen.Equal(at(loc, 3, 23, 10, 15)) {
+			t.Errorf("saved %+v", s)
 		}
 	})
 }

@@ -63,7 +63,7 @@ type SleepState struct {
 func (k *Keeper) Restrictions() Restrictions {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	m, _ := k.at()
+	m := k.at()
 	return k.restrictions(m)
 }
 
