@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -443,5 +444,47 @@ func waitStatusBox(t *testing.T, b *box, ok func(float64) bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("position: %v", st.Position)
 		}
+	}
+}
+
+// The home-automation API's commands meet the same gate: play of a locked
+// folder that a parent started and paused is refused there too, in that
+// API's error shape, with the rule's message.
+func TestParentalGateOnHomeAutomation(t *testing.T) {
+	media := t.TempDir()
+	if err := testmedia.Library(media, map[string][]float64{"Geheim": {30}}); err != nil {
+		t.Fatal(err)
+	}
+	clock := &haClock{}
+	clock.ns.Store(time.Now().UnixNano())
+	b := startHABox(t, media, t.TempDir(), clock)
+	defer func() { b.stop() }()
+	_, digest := probe(t, b.haAddr)
+	resp, err := pinnedClient(digest).Get(b.v1 + "/tls/ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c := caClient(t, caPEM)
+	token, _ := b.pair(t, c, homeAssistant, `["read","control"]`)["access_token"].(string)
+
+	id := getJSON[[]map[string]any](t, b.base+"/api/library")[0]["id"].(string)
+	if st, body := b.adminDo(t, "PUT", "/api/admin/parental", `{"locked_folders":["`+id+`"]}`); st != 200 {
+		t.Fatalf("rules: %d %v", st, body)
+	}
+	if st, body := b.adminDo(t, "PUT", "/api/admin/password", `{"new_password":"`+pw1+`"}`); st != 200 {
+		t.Fatalf("password: %d %v", st, body)
+	}
+	if st, body := b.adminDo(t, "POST", "/api/command", `{"action":"folder","folder_id":"`+id+`"}`); st != 200 {
+		t.Fatalf("the parent starts the locked folder: %d %v", st, body)
+	}
+	v1(t, c, "POST", b.v1+"/control", token, map[string]any{"command": "pause"}).want(t, "pause", 200, "")
+	a := v1(t, c, "POST", b.v1+"/control", token, map[string]any{"command": "play"}).want(t, "play of a locked folder", 403, "forbidden")
+	if a.body["message"] != "folder is locked" {
+		t.Errorf("refusal %s", a.raw)
+	}
+	if st := getJSON[map[string]any](t, b.base+"/api/status"); st["state"] != "paused" {
+		t.Errorf("after the refusal: %v", st["state"])
 	}
 }
