@@ -188,6 +188,14 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 		t.Errorf("touch locked: %v", err)
 	}
 
+	// The sleep timer from the touch screen: set, shown in the status.
+	if err := touch(player.Command{Action: player.ActSleepTimer, Value: ptr(15.0)}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := restrictions(c.do("GET", "/api/status", "").body)["sleep_timer"].(map[string]any); s == nil || s["minutes"] != 15.0 || s["left_seconds"] != 900.0 {
+		t.Errorf("sleep timer after a tap: %v", s)
+	}
+
 	// A parent overrides, and it is logged; the child still cannot.
 	c.do("PUT", "/api/admin/password", `{"new_password":"`+pw1+`"}`).want(t, "password", 200, "")
 	session := c.do("POST", "/api/admin/login", `{"password":"`+pw1+`"}`).want(t, "login", 200, "").session()

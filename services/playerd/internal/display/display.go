@@ -51,6 +51,9 @@ type Options struct {
 	// command, a framebuffer write); the serving layer logs them.
 	OnError func(error)
 	Now     func() time.Time
+	// Restrictions tells what the parental rules do (the sleep timer's
+	// button); nil: no timer is ever shown as set.
+	Restrictions func() rules.Restrictions
 	// Pairing shows the home-automation pairing card; nil: none.
 	// Fingerprint is the TLS key's fingerprint the card shows with it.
 	Pairing     PairingSource
@@ -296,6 +299,7 @@ func (d *Display) build(st player.Status) view {
 	if v.Screen == screenPlaying {
 		v.Playing = playingFrom(st)
 		v.Playing.Step = d.o.VolumeStep
+		v.Playing.Sleep, v.Playing.SleepOn, v.Playing.SleepNext = d.sleepButton(v.Text)
 		return v
 	}
 	cats := d.home.Categories
@@ -555,4 +559,37 @@ func (d *Display) UIState() UIState {
 	d.mu.Unlock()
 	s.Message = d.ActiveMessage()
 	return s
+}
+
+// sleepButton is what the sleep-timer button says and does: each tap sets
+// the next step of 15, 30 and 60 minutes, then off. A timer set elsewhere
+// (the API, "end of track") is shown and the next tap ends it.
+func (d *Display) sleepButton(tx texts) (label string, on bool, next player.Command) {
+	minutes := func(m float64) player.Command {
+		return player.Command{Action: player.ActSleepTimer, Value: &m}
+	}
+	if d.o.Restrictions == nil {
+		return "", false, minutes(15)
+	}
+	t := d.o.Restrictions().SleepTimer
+	switch {
+	case t == nil:
+		return "", false, minutes(15)
+	case t.Until == player.UntilTrack:
+		return tx.SleepTrack, true, minutes(0)
+	case t.Until == player.UntilFolder:
+		return tx.SleepFolder, true, minutes(0)
+	}
+	left := 0
+	if t.LeftSeconds != nil {
+		left = (*t.LeftSeconds + 59) / 60
+	}
+	label = fmt.Sprintf(tx.SleepMinutes, left)
+	switch {
+	case left <= 15:
+		return label, true, minutes(30)
+	case left <= 30:
+		return label, true, minutes(60)
+	}
+	return label, true, minutes(0)
 }

@@ -3,6 +3,7 @@ package display
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"sync"
 	"testing"
@@ -186,6 +187,53 @@ func TestRefusedTapShowsWhy(t *testing.T) {
 		t.Errorf("other errors are errors: %v", err)
 	}
 	for _, v := range vias {
+		if v != auth.Touch {
+			t.Errorf("a tap came as %q", v)
+		}
+	}
+}
+
+// sleepLeft is parental restrictions with a sleep timer of secs left.
+func sleepLeft(secs int) func() rules.Restrictions {
+	return func() rules.Restrictions {
+		m := 60
+		return rules.Restrictions{SleepTimer: &rules.SleepState{Until: "time", Minutes: &m, LeftSeconds: &secs}}
+	}
+}
+
+// The sleep timer's button steps through 15, 30 and 60 minutes and off,
+// from whatever is set now, as the child.
+func TestSleepButtonSteps(t *testing.T) {
+	p := newFakePlayer(playingStatus())
+	d, _ := newTestDisplay(t, p, nil)
+	b := layoutPlaying(content(d.o.Size, false)).sleep
+	for _, c := range []struct {
+		set  func() rules.Restrictions
+		want string // the command's value
+	}{
+		{nil, "15"},
+		{func() rules.Restrictions { return rules.Restrictions{} }, "15"},
+		{sleepLeft(12 * 60), "30"},
+		{sleepLeft(25 * 60), "60"},
+		{sleepLeft(45 * 60), "0"},
+		{func() rules.Restrictions {
+			return rules.Restrictions{SleepTimer: &rules.SleepState{Until: player.UntilTrack}}
+		}, "0"},
+	} {
+		d.o.Restrictions = c.set
+		snap(t, d)
+		if err := d.Tap(context.Background(), centre(b)); err != nil {
+			t.Fatal(err)
+		}
+		cmds := p.commands()
+		last := cmds[len(cmds)-1]
+		if last.Action != player.ActSleepTimer || last.Value == nil || fmt.Sprint(*last.Value) != c.want {
+			t.Errorf("tap: %+v, want sleep_timer %s", last, c.want)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, v := range p.vias {
 		if v != auth.Touch {
 			t.Errorf("a tap came as %q", v)
 		}
