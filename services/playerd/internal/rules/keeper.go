@@ -174,13 +174,6 @@ func (k *Keeper) Listening() state.Listening {
 	return k.use
 }
 
-// Locked reports whether a folder is locked (hidden from the home screen).
-func (k *Keeper) Locked(folderID string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return slices.Contains(k.rules.LockedFolders, folderID)
-}
-
 func (k *Keeper) wake() {
 	select {
 	case k.poke <- struct{}{}:
