@@ -189,6 +189,21 @@ bench-display:
 
 integration: test-display-vm
 
+# ---------------------------------------------------------------- cards / VM
+# Card readers and buttons in a VM: the real playerd binary with -input auto
+# on Debian's arm64 kernel (fetched once into build/cards-vm), a card reader
+# and a keyboard made with uinput, and a button on line 3 of the virt
+# board's PL061 GPIO chip, pressed through the QEMU monitor. Checks unknown
+# card -> teach -> assign -> play, the 2 s repeat rule, a stop card, the
+# grab, a replug mid-number, media keys and the GPIO edge. About 20 s when
+# cached.
+.PHONY: test-cards-vm
+test-cards-vm:
+	$(call apt-install,$(VM_PACKAGES))
+	GO=$(GO) bash services/playerd/internal/vmtest/cards/run.sh
+
+integration: test-cards-vm
+
 # ---------------------------------------------------------------------- image
 # The appliance image (gokrazy-instance/, board/, docs/image.md). gok is built
 # from the pinned tools module (`go install gok@version` fails on the proxy).

@@ -15,8 +15,10 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/backup"
+	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -324,6 +326,11 @@ func (a *app) backupFiles() []backup.File {
 			}},
 		{Name: state.FileName, Check: state.Check, Apply: a.reloadResume,
 			Read: func() ([]byte, error) { return jsonFile(a.saved.Load()) }},
+		// Cards a child knows and how the readers and buttons are wired;
+		// the list of unknown cards is left out on purpose (it is only a
+		// record of what was read).
+		{Name: cards.FileName, Check: cards.Check, Apply: a.cardStore.Reload, Read: a.cardStore.Read},
+		{Name: input.WiringFileName, Check: input.CheckWiring, Apply: a.input.Reload, Read: a.wiring.Read},
 		{Name: rules.FileName, Check: rules.Check, Apply: a.reloadParental, Read: a.parentalFile},
 	}
 }

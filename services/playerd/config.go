@@ -13,6 +13,7 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -33,6 +34,9 @@ type Config struct {
 	SpeechProgram, SpeechData, SpeechRemote string
 	// The screen and its touch panel: see newDisplay.
 	FB, Console, Touch, TouchAxes string
+	// Input is "auto" (card readers and media keys in /dev/input, buttons
+	// on /dev/gpiochip*) or "none"; "" is none.
+	Input string
 	// PowerOff switches the box off on a critical battery or a parent's
 	// request, Reboot restarts it; nil means the system's on gokrazy and
 	// only a log line elsewhere. Tests inject their own.
@@ -63,6 +67,13 @@ type Config struct {
 	HAListener net.Listener
 	HAClock    func() time.Time
 	Screen     display.Screen
+	// Tests only: input devices and GPIO lines of their own (used even
+	// with Input "none"), how often devices are looked for (zero: 1 s), and
+	// the clock of card reads (zero: time.Now).
+	InputDevices input.Devices
+	GPIO         input.GPIOOpener
+	InputRescan  time.Duration
+	CardClock    func() time.Time
 	// Tests only: the clock of the parental rules; nil: the system's.
 	RulesClock rules.Clock
 	// onStart, when set, is handed the running box once everything is
@@ -128,6 +139,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("-ha-listen %q: port: %v", c.HAListen, err)
 		}
 	}
+	if c.Input != "" && c.Input != "auto" && c.Input != "none" {
+		return fmt.Errorf("-input %q: want auto or none", c.Input)
+	}
 	return checkAdminConfig(c)
 }
 
@@ -166,6 +180,7 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
 	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
 	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
+	fs.StringVar(&c.Input, "input", env("PLAYERD_INPUT", "auto"), "card readers, media keys and GPIO buttons: auto or none; which devices count is in the admin API (env PLAYERD_INPUT)")
 	fs.StringVar(&c.Hostname, "hostname", env("PLAYERD_HOSTNAME", ""), "the box's host name; the API also answers to NAME.local; empty: the system's (env PLAYERD_HOSTNAME)")
 	c.AllowHosts = splitList(env("PLAYERD_ALLOW_HOST", ""))
 	fs.Func("allow-host", "further host names the API answers to, comma-separated, e.g. a router's DNS name (env PLAYERD_ALLOW_HOST)", func(v string) error {

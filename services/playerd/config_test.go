@@ -54,6 +54,8 @@ func TestConfigValidate(t *testing.T) {
 		{"touch word", func(c *Config) { c.Touch = "yes" }, "-touch"},
 		{"touch axes", func(c *Config) { c.TouchAxes = "swap, invert-y" }, ""},
 		{"touch axes unknown word", func(c *Config) { c.TouchAxes = "swap,mirror" }, "-touch-axes"},
+		{"input none", func(c *Config) { c.Input = "none" }, ""},
+		{"input unknown", func(c *Config) { c.Input = "/dev/input/event0" }, "-input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()

@@ -78,8 +78,8 @@ func levelWAV(t *testing.T, path string, seconds float64) {
 	}
 }
 
-// folderIDs maps folder names to ids.
-func folderIDs(t *testing.T, base string) map[string]string {
+// folderIDsByName maps folder names to ids.
+func folderIDsByName(t *testing.T, base string) map[string]string {
 	ids := map[string]string{}
 	for _, f := range getJSON[[]map[string]any](t, base+"/api/library") {
 		ids[f["name"].(string)] = f["id"].(string)
@@ -126,7 +126,7 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 	}, logs)
 	defer stop()
 	a := <-started
-	ids := folderIDs(t, base)
+	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
 	c.do("PUT", "/api/admin/parental", `{"bedtime":{"windows":`+everyNight+`,"folders":["`+ids["Abend"]+`"],"night_max_volume":25},`+
 		`"locked_folders":["`+ids["Geheim"]+`"]}`).want(t, "rules", 200, "")
@@ -227,7 +227,7 @@ func TestDailyLimitFadesOutOnTheSpeaker(t *testing.T) {
 	})
 	defer stop()
 	a := <-started
-	ids := folderIDs(t, base)
+	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
 	c.do("PUT", "/api/admin/parental", `{"daily_limit_minutes":`+everyDay(1)+`}`).want(t, "rules", 200, "")
 	c.do("POST", "/api/command", `{"action":"folder","folder_id":"`+ids["Tag"]+`"}`).want(t, "folder", 200, "")
@@ -307,7 +307,7 @@ func TestDailyCounterAcrossRestartAndMidnight(t *testing.T) {
 	}
 	clk := &rulesClock{wall: monday(23, 50)}
 	base, stop := startBoxWith(t, media, data, func(c *Config) { c.RulesClock = clk })
-	ids := folderIDs(t, base)
+	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
 	c.do("PUT", "/api/admin/parental", `{"daily_limit_minutes":`+everyDay(30)+`}`).want(t, "rules", 200, "")
 	c.do("POST", "/api/command", `{"action":"folder","folder_id":"`+ids["Tag"]+`"}`).want(t, "folder", 200, "")

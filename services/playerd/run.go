@@ -14,8 +14,10 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
@@ -50,9 +52,16 @@ type app struct {
 	hosts    *auth.Hosts
 	adm      adminState
 	hostname string
-	ha       *homeAutomation               // nil: the home-automation API is off
-	rules    *rules.Keeper                 // the parental rules: the player's gate
-	zone     atomic.Pointer[time.Location] // the settings' time zone, for the rules
+	ha       *homeAutomation // nil: the home-automation API is off
+	cards    *cards.Service
+	input    *input.Manager
+	// The parent's files of cards and input, for the backup: Read, Check
+	// (cards.Check, input.CheckWiring) and, after a restore,
+	// cardStore.Reload and input.Reload.
+	cardStore *cards.Store
+	wiring    *input.WiringStore
+	rules     *rules.Keeper                 // the parental rules: the player's gate
+	zone      atomic.Pointer[time.Location] // the settings' time zone, for the rules
 
 	storeMu  sync.Mutex // composes the state for the saver (store)
 	parental sync.Mutex // one change of the parental rules at a time
@@ -126,6 +135,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	a.speech = a.newSpeech()
 	a.startAdmin()
+	if err := a.newInput(); err != nil {
+		return err
+	}
 
 	srv := newServer(a.handler())
 	ln := cfg.Listener
@@ -156,6 +168,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}()
 	go func() { defer wg.Done(); _ = a.rules.Run(ctx, a.player) }()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
+	wg.Go(func() { _ = a.input.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
@@ -233,6 +246,8 @@ func (a *app) handler() http.Handler {
 		Auth:    a.auth,
 		Hosts:   a.hosts,
 		HA:      haAdmin{a},
+		Cards:   a.cards,
+		Input:   a.input,
 
 		Restrictions: func() any { return a.rules.Restrictions() },
 		Parental:     parentalAdmin{a: a, mu: &a.parental},

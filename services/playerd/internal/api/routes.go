@@ -72,6 +72,9 @@ type Deps struct {
 	Backup       BackupAdmin
 	// HA is the parent's side of the home-automation API; nil: off.
 	HA HomeAutomation
+	// Cards and Input are the card readers and buttons; optional.
+	Cards CardsAdmin
+	Input InputAdmin
 }
 
 type handler struct {
@@ -170,6 +173,21 @@ func (h *handler) routes(r *mux.Router) {
 	del("/api/admin/ha/pairing", h.haCancel)
 	del("/api/admin/ha/clients/{client_id}", h.haRevoke)
 	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
+
+	// Cards and buttons. The fixed paths come before /cards/{id}, which
+	// would take them as ids (and refuse them: ids are digits and capitals).
+	get("/api/admin/cards", h.getCards)
+	put("/api/admin/cards", h.putCards)
+	get("/api/admin/cards/unknown", h.unknownCards)
+	del("/api/admin/cards/unknown/{id}", h.forgetUnknownCard)
+	get("/api/admin/cards/reads", h.cardReads)
+	post("/api/admin/cards/learn", h.startLearn)
+	get("/api/admin/cards/learn", h.learning)
+	del("/api/admin/cards/learn", h.stopLearn)
+	put("/api/admin/cards/{id}", h.putCard)
+	del("/api/admin/cards/{id}", h.deleteCard)
+	get("/api/admin/input", h.getInput)
+	put("/api/admin/input", h.putInput)
 	get("/api/admin/parental", h.parental)
 	put("/api/admin/parental", h.setParental)
 }

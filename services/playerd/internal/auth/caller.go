@@ -21,6 +21,10 @@ const (
 	// HomeAutomation: a paired client of the home-automation API (:8443)
 	// with a valid token; Caller.Client names it.
 	HomeAutomation Via = "home-automation"
+	// Card: a card placed on a reader: the child.
+	Card Via = "card"
+	// Button: a button on the box or a media key: the child.
+	Button Via = "button"
 )
 
 // Caller is who is asking. Middleware builds one for every request from

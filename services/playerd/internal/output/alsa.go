@@ -86,6 +86,7 @@ type pcm interface {
 	Drain() error
 	Delay() (int, error)
 	Rewind(frames int) (int, error)
+	MaxRewind() int
 	Underruns() int
 	Close() error
 }
@@ -209,6 +210,14 @@ func (s *ALSA) Rewind(frames int) (int, error) {
 	}
 	n, err := s.pcm.Rewind(frames)
 	return n, lost(err)
+}
+
+// MaxRewind is the device buffer where Rewind reaches the device, else 0.
+func (s *ALSA) MaxRewind() int {
+	if s.rs != nil {
+		return 0
+	}
+	return s.pcm.MaxRewind()
 }
 
 func (s *ALSA) Close() error { return s.pcm.Close() }

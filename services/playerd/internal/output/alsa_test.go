@@ -41,6 +41,7 @@ func (r *recorder) Drain() error        { r.calls = append(r.calls, "drain"); re
 func (r *recorder) Delay() (int, error) { return r.delay, nil }
 func (r *recorder) Close() error        { return nil }
 func (r *recorder) Underruns() int      { return 0 }
+func (r *recorder) MaxRewind() int      { return 8 * PeriodFrames }
 func (r *recorder) Rewind(n int) (int, error) {
 	r.calls = append(r.calls, "rewind")
 	return n, r.err
@@ -247,9 +248,15 @@ func TestALSARewind(t *testing.T) {
 	if n, err := newALSA(r).Rewind(3000); n != 3000 || err != nil || !slices.Equal(r.calls, []string{"rewind"}) {
 		t.Errorf("at the player's rate: Rewind = %d, %v, calls %q", n, err, r.calls)
 	}
+	if m := newALSA(r).MaxRewind(); m != 8*PeriodFrames {
+		t.Errorf("at the player's rate: MaxRewind = %d, want the device's %d", m, 8*PeriodFrames)
+	}
 	r = &recorder{format: alsa.S16LE, rate: 44100}
 	if n, err := newALSA(r).Rewind(3000); n != 0 || err != nil || len(r.calls) != 0 {
 		t.Errorf("resampling: Rewind = %d, %v, calls %q; want nothing taken back", n, err, r.calls)
+	}
+	if m := newALSA(r).MaxRewind(); m != 0 {
+		t.Errorf("resampling: MaxRewind = %d, want 0", m)
 	}
 	r = &recorder{format: alsa.S16LE, rate: Rate, err: fmt.Errorf("alsa hw:1,0 (Device): rewind: %w", alsa.ErrGone)}
 	if _, err := newALSA(r).Rewind(10); !errors.Is(err, ErrDeviceLost) {
@@ -270,6 +277,9 @@ func TestNullRewind(t *testing.T) {
 	d := n.Delay()
 	if d < 7*PeriodFrames-1 || d > 7*PeriodFrames { // nanosecond rounding
 		t.Fatalf("Delay = %d, want 7 periods", d)
+	}
+	if m := n.MaxRewind(); m != 8*PeriodFrames {
+		t.Errorf("MaxRewind = %d, want the modelled 8 periods", m)
 	}
 	if got, _ := n.Rewind(10 * PeriodFrames); got != d {
 		t.Errorf("Rewind took %d, want the %d unheard frames", got, d)

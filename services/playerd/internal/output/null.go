@@ -1,5 +1,10 @@
 package output
 
+import (
+	"math"
+	"time"
+)
+
 // Null is a sink that discards audio in real time, for development machines
 // and boxes without a sound card.
 type Null struct{ p *pacer }
@@ -15,3 +20,8 @@ func (n *Null) Close() error                    { return nil }
 // Rewind takes back frames the modelled device has not played yet, as an
 // ALSA device does.
 func (n *Null) Rewind(frames int) (int, error) { return n.p.unwrite(frames), nil }
+
+// MaxRewind is the modelled device's buffer.
+func (n *Null) MaxRewind() int {
+	return int(math.Round(float64(n.p.lead) * Rate / float64(time.Second)))
+}

@@ -35,19 +35,23 @@ type Sink interface {
 }
 
 // Delayer is implemented by sinks that buffer audio before it is heard. Delay
-// reports how many written frames have not reached the speaker yet, so the
-// player can resume exactly where listening stopped after a Drop.
+// reports how many written frames have not reached the speaker yet, so a
+// Stream can resume exactly where listening stopped after a Drop.
 type Delayer interface {
 	Delay() int
 }
 
 // Rewinder is implemented by sinks that can take back written audio that has
-// not been heard, without interrupting what is playing. The player uses it so
+// not been heard, without interrupting what is playing. A Stream uses it so
 // a volume change is heard within a period rather than after the whole device
-// buffer. Rewind takes back the newest frames, at most frames of them, and
-// reports how many.
+// buffer.
 type Rewinder interface {
+	// Rewind takes back the newest frames, at most frames of them, and
+	// reports how many.
 	Rewind(frames int) (int, error)
+	// MaxRewind is the most frames Rewind can ever give back (the device
+	// buffer): how much written audio is worth remembering. 0 means none.
+	MaxRewind() int
 }
 
 // Opener opens a sink. The player calls it at start and again after the

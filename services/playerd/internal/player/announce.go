@@ -74,8 +74,8 @@ func (p *Player) finishClip() {
 		close(c.done)
 		return
 	}
-	if p.sink != nil {
-		if err := p.sink.Drain(); err != nil {
+	if p.out != nil {
+		if err := p.out.Drain(); err != nil {
 			p.deviceFailed(err)
 		}
 	}

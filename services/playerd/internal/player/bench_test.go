@@ -75,6 +75,7 @@ func (fullDevice) Drain() error              { return nil }
 func (fullDevice) Close() error              { return nil }
 func (fullDevice) Delay() int                { return rewBuffer }
 func (fullDevice) Rewind(n int) (int, error) { return n, nil }
+func (fullDevice) MaxRewind() int            { return rewBuffer }
 
 // BenchmarkVolumeRetake measures a volume change while playing: taking back
 // seven periods from the device and writing them again at the new gain.

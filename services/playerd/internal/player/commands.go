@@ -155,7 +155,7 @@ func (p *Player) play() error {
 	p.lastErr = ""
 	p.fadeIn = rampFrames
 	p.ensureSink()
-	if p.sink == nil && p.sinkErr != nil {
+	if p.out == nil && p.sinkErr != nil {
 		p.state = Failed
 		p.lastErr = "audio output: " + p.sinkErr.Error()
 	}

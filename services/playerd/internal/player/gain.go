@@ -16,16 +16,9 @@ func gainFor(volume int) float64 {
 
 func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
 
-// applyGain scales buf, moving from the current gain to target over the
-// buffer (no zipper noise on volume changes) and fading in after starts.
-func (p *Player) applyGain(buf [][2]float64, target float64) {
-	gains := p.gains[:len(buf)]
-	p.rampGains(gains, target)
-	scale(buf, gains)
-}
-
 // rampGains fills gains with the gain of each frame of the next len(gains)
-// frames, as applyGain applies them.
+// frames, moving from the current gain to target over them (no zipper noise
+// on volume changes) and fading in after starts.
 func (p *Player) rampGains(gains []float64, target float64) {
 	step := (target - p.gain) / float64(len(gains))
 	for i := range gains {
@@ -38,19 +31,4 @@ func (p *Player) rampGains(gains []float64, target float64) {
 		gains[i] = g
 	}
 	p.gain = target
-}
-
-func scale(buf [][2]float64, gains []float64) {
-	for i, g := range gains {
-		buf[i][0] *= g
-		buf[i][1] *= g
-	}
-}
-
-func fadeOut(buf [][2]float64) {
-	for i := range buf {
-		g := 1 - float64(i+1)/float64(len(buf))
-		buf[i][0] *= g
-		buf[i][1] *= g
-	}
 }

@@ -48,8 +48,8 @@ type Config struct {
 }
 
 const (
-	rampFrames        = output.Rate * 5 / 1000 // 5 ms fades against clicks
-	previousThreshold = 3.0                    // seconds: previous restarts the track after this
+	rampFrames        = output.FadeFrames // 5 ms fades against clicks
+	previousThreshold = 3.0               // seconds: previous restarts the track after this
 	retryInterval     = time.Second
 	resumeMinPosition = 5.0 // seconds: shorter listening is not worth a resume point
 	maxAnnouncements  = 8
@@ -68,29 +68,26 @@ type Player struct {
 	closed  chan struct{}
 
 	// Everything below is owned by the Run goroutine.
-	sink        output.Sink
-	sinkErr     error
-	nextRetry   time.Time
-	state       State
-	folder      *library.Folder
-	queue       []QueueItem
-	index       int
-	cur         *track
-	volume      int
-	gain        float64 // current linear gain, ramps towards the target
-	fadeIn      int     // frames of fade-in still to apply
-	lastErr     string
-	saved       state.Saved
-	dirty       bool
-	lastSecond  int
-	buf         [][2]float64
-	gains       []float64    // per-frame gains for buf
-	recent      recent       // what was written lately, for retake
-	retakeBuf   [][2]float64 // scratch for retake, the size of recent
-	retakeGains []float64
-	clips       []*clip // announcements; the first one is playing
-	musicWas    State   // music state to return to after announcements
-	gateMax     int     // the gate's volume cap; 0: none
+	out        *output.Stream // the open sink; nil until it opens
+	sinkErr    error
+	nextRetry  time.Time
+	state      State
+	folder     *library.Folder
+	queue      []QueueItem
+	index      int
+	cur        *track
+	volume     int
+	gain       float64 // current linear gain, ramps towards the target
+	fadeIn     int     // frames of fade-in still to apply
+	lastErr    string
+	saved      state.Saved
+	dirty      bool
+	lastSecond int
+	buf        [][2]float64
+	gains      []float64 // per-frame gains for buf
+	clips      []*clip   // announcements; the first one is playing
+	musicWas   State     // music state to return to after announcements
+	gateMax    int       // the gate's volume cap; 0: none
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -131,19 +128,16 @@ func New(cfg Config) *Player {
 		cfg.OnDevice = func(error) {}
 	}
 	p := &Player{
-		cfg:         cfg,
-		cmds:        make(chan request),
-		changed:     make(chan struct{}),
-		closed:      make(chan struct{}),
-		state:       Stopped,
-		index:       -1,
-		buf:         make([][2]float64, output.PeriodFrames),
-		gains:       make([]float64, output.PeriodFrames),
-		recent:      newRecent(),
-		retakeBuf:   make([][2]float64, recentFrames),
-		retakeGains: make([]float64, recentFrames),
-		prefetchC:   make(chan prefetched, 1),
-		saved:       cfg.Restored.Clone(),
+		cfg:       cfg,
+		cmds:      make(chan request),
+		changed:   make(chan struct{}),
+		closed:    make(chan struct{}),
+		state:     Stopped,
+		index:     -1,
+		buf:       make([][2]float64, output.PeriodFrames),
+		gains:     make([]float64, output.PeriodFrames),
+		prefetchC: make(chan prefetched, 1),
+		saved:     cfg.Restored.Clone(),
 	}
 	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
@@ -214,7 +208,7 @@ func (p *Player) Run(ctx context.Context) error {
 	defer close(p.closed)
 	p.ensureSink()
 	for {
-		if p.audible() && p.sink != nil {
+		if p.audible() && p.out != nil {
 			select {
 			case r := <-p.cmds:
 				p.handle(r)
@@ -228,7 +222,7 @@ func (p *Player) Run(ctx context.Context) error {
 		}
 		var retry <-chan time.Time
 		var t *time.Timer
-		if p.sink == nil {
+		if p.out == nil {
 			t = time.NewTimer(time.Until(p.nextRetry))
 			retry = t.C
 		}
@@ -256,9 +250,9 @@ func (p *Player) shutdown() error {
 		p.cur = nil
 	}
 	var err error
-	if p.sink != nil {
-		err = p.sink.Close()
-		p.sink = nil
+	if p.out != nil {
+		err = p.out.Close()
+		p.out = nil
 	}
 	return err
 }
@@ -306,7 +300,7 @@ func (p *Player) run(r request) error {
 
 // ensureSink opens the sink if it is not open; failures are retried later.
 func (p *Player) ensureSink() {
-	if p.sink != nil || p.cfg.Open == nil {
+	if p.out != nil || p.cfg.Open == nil {
 		return
 	}
 	s, err := p.cfg.Open()
@@ -314,8 +308,7 @@ func (p *Player) ensureSink() {
 		p.deviceFailed(err)
 		return
 	}
-	p.sink = s
-	p.recent.reset()
+	p.out = output.NewStream(s)
 	if p.sinkErr != nil {
 		p.cfg.OnDevice(nil)
 		p.sinkErr = nil
@@ -329,9 +322,9 @@ func (p *Player) ensureSink() {
 }
 
 func (p *Player) deviceFailed(err error) {
-	if p.sink != nil {
-		p.sink.Close()
-		p.sink = nil
+	if p.out != nil {
+		p.out.Close()
+		p.out = nil
 	}
 	if p.sinkErr == nil || p.sinkErr.Error() != err.Error() {
 		p.cfg.OnDevice(err)

@@ -14,26 +14,21 @@ func (p *Player) renderPeriod() {
 	buf := p.buf[:output.PeriodFrames]
 	clear(buf)
 	var n int
-	var gains []float64
+	var err error
 	clipDone := false
 	if len(p.clips) > 0 {
 		n, clipDone = p.clips[0].fill(buf)
-		gains = p.gains[:n]
-		p.rampGains(gains, gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
-		p.recent.reset()
+		p.rampGains(p.gains[:n], gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
+		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
 		n = p.fillMusic(buf, true)
-		gains = p.gains[:n]
-		p.rampGains(gains, gainFor(p.volume))
-		p.recent.add(buf[:n], gains)
+		p.rampGains(p.gains[:n], gainFor(p.volume))
+		err = p.out.Write(buf[:n], p.gains[:n])
 	}
-	scale(buf[:n], gains)
-	if n > 0 {
-		if err := p.sink.Write(buf[:n]); err != nil {
-			p.rewind(n)
-			p.deviceFailed(err)
-			return
-		}
+	if err != nil {
+		p.rewind(n)
+		p.deviceFailed(err)
+		return
 	}
 	p.maybePrefetch()
 	if clipDone {
@@ -71,8 +66,8 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 // endOfQueue: the last track has been heard. The queue stays, ready to play
 // again from its start, and the folder no longer needs a resume point.
 func (p *Player) endOfQueue() {
-	if p.sink != nil {
-		if err := p.sink.Drain(); err != nil {
+	if p.out != nil {
+		if err := p.out.Drain(); err != nil {
 			p.deviceFailed(err)
 		}
 	}
@@ -86,58 +81,54 @@ func (p *Player) endOfQueue() {
 	p.dirty = true
 }
 
-// silence stops the sound without a click. A sink that can take audio back
-// keeps one period and then fades out (fadeOutTaken): silent within about
-// 26 ms, the wave continuous. Otherwise drop what the device buffered at
-// once, then play a short fade-out of exactly the audio that was not heard
-// yet. Either way the track is left where the fade began.
+// silence stops the sound without a click (output.Stream.FadeOut) and leaves
+// the track where the fade began.
 func (p *Player) silence() {
-	if n := p.retakable(); n > 0 {
-		// Prepared before the device gives anything back, as for retake.
-		end := p.fadeFrom(n)
-		if got := p.takeBack(n); got > 0 {
-			if got != n {
-				end = p.fadeFrom(got)
-			}
-			p.fadeOutTaken(got, end)
-			return
-		}
-	}
-	if p.sink == nil {
+	if p.out == nil {
 		return
 	}
-	delay := 0
-	if d, ok := p.sink.(output.Delayer); ok {
-		delay = d.Delay()
+	var src output.Source
+	if p.playingMusic() {
+		src = music{p}
 	}
-	p.recent.reset()
-	if err := p.sink.Drop(); err != nil {
+	if err := p.out.FadeOut(src); err != nil {
 		p.deviceFailed(err)
+	}
+}
+
+// retake makes a volume change heard within a period instead of after the
+// device buffer: the output plays what the device has not played yet again at
+// the new gain (output.Stream.Retake).
+func (p *Player) retake() {
+	if p.out == nil || !p.playingMusic() {
 		return
 	}
-	if p.state != Playing || p.cur == nil || len(p.clips) > 0 {
-		return
-	}
-	p.rewind(delay)
-	buf := p.buf[:rampFrames]
-	clear(buf)
-	n := p.fillMusic(buf, false)
-	p.applyGain(buf[:n], gainFor(p.volume))
-	fadeOut(buf[:n])
-	p.rewind(n)
-	if n == 0 {
-		return
-	}
-	err := p.sink.Write(buf[:n])
-	if err == nil {
-		err = p.sink.Drain()
-	}
-	if err == nil {
-		err = p.sink.Drop()
+	target := gainFor(p.volume)
+	retaken, err := p.out.Retake(target, music{p})
+	if retaken {
+		// The output ramped from the gain left in the device, a fade-in
+		// still in the buffer included: the next period goes on from target.
+		p.gain, p.fadeIn = target, 0
 	}
 	if err != nil {
 		p.deviceFailed(err)
 	}
+}
+
+// playingMusic reports whether what the output plays is the queue's music.
+func (p *Player) playingMusic() bool {
+	return p.state == Playing && p.cur != nil && len(p.clips) == 0
+}
+
+// music is the queue as the output's Source.
+type music struct{ p *Player }
+
+func (m music) Back(frames int) { m.p.rewind(frames) }
+
+func (m music) Next(pre [][2]float64, gains []float64) int {
+	n := m.p.fillMusic(pre, false)
+	m.p.rampGains(gains[:n], gainFor(m.p.volume))
+	return n
 }
 
 // rewind moves the current track back by frames device frames (at most to

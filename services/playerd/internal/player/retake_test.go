@@ -20,6 +20,8 @@ type rewSink struct {
 
 const rewBuffer = 8 * output.PeriodFrames
 
+func (s *rewSink) MaxRewind() int { return rewBuffer }
+
 func (s *rewSink) Delay() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,29 +192,5 @@ func pauseFade(t *testing.T, held int) {
 	heard = sink.heard()
 	if c := counter(heard[keep+output.PeriodFrames+rampFrames]); c != (keep+rampFrames)%1000 {
 		t.Errorf("after the fade-in play is at sample %d, want %d", c, (keep+rampFrames)%1000)
-	}
-}
-
-// recent keeps the newest frames in order however the writes fall on its
-// ring's end.
-func TestRecentKeepsTheNewest(t *testing.T) {
-	r := newRecent()
-	next := 0
-	for _, n := range []int{1000, recentFrames - 1500, 700, recentFrames + 10, 3, 5000} {
-		pre, gains := make([][2]float64, n), make([]float64, n)
-		for i := range pre {
-			pre[i], gains[i] = [2]float64{float64(next), 0}, float64(next)
-			next++
-		}
-		r.add(pre, gains)
-		if want := min(next, recentFrames); r.n != want {
-			t.Fatalf("after %d frames: %d held, want %d", next, r.n, want)
-		}
-		for i := range r.n {
-			j := r.slot(i)
-			if want := float64(next - r.n + i); r.pre[j][0] != want || r.gains[j] != want {
-				t.Fatalf("after %d frames: frame %d is %v/%v, want %v", next, i, r.pre[j][0], r.gains[j], want)
-			}
-		}
 	}
 }

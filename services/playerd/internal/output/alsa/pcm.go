@@ -427,6 +427,15 @@ func (p *PCM) Rewind(frames int) (int, error) {
 	return 0, p.fail("rewind", err)
 }
 
+// MaxRewind is the most frames Rewind can ever give back: the whole buffer,
+// or nothing from a driver that cannot take audio back.
+func (p *PCM) MaxRewind() int {
+	if p.noRewind {
+		return 0
+	}
+	return p.buffer
+}
+
 // Close releases the device; the kernel stops the stream at once.
 func (p *PCM) Close() error {
 	if err := p.c.Close(); err != nil {

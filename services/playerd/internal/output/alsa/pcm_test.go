@@ -279,6 +279,9 @@ func TestRewind(t *testing.T) {
 	if n, err := p.Rewind(5000); n != 3000 || err != nil {
 		t.Errorf("Rewind(5000) with 3000 rewindable = %d, %v", n, err)
 	}
+	if m := p.MaxRewind(); m != p.Buffer() || m == 0 {
+		t.Errorf("MaxRewind = %d, want the buffer, %d", m, p.Buffer())
+	}
 	f.rewindable = 3000
 	if n, err := p.Rewind(1000); n != 1000 || err != nil {
 		t.Errorf("Rewind(1000) = %d, %v", n, err)
@@ -310,6 +313,9 @@ func TestRewindUnsupported(t *testing.T) {
 	if n, err := p.Rewind(1000); n != 0 || err != nil || len(f.calls) != 0 {
 		t.Errorf("Rewind on a NO_REWINDS device = %d, %v, calls %q", n, err, f.calls)
 	}
+	if m := p.MaxRewind(); m != 0 {
+		t.Errorf("MaxRewind on a NO_REWINDS device = %d", m)
+	}
 
 	f = newFake()
 	f.rewindable = 3000
@@ -323,5 +329,8 @@ func TestRewindUnsupported(t *testing.T) {
 	}
 	if len(f.calls) != 1 {
 		t.Errorf("calls %q, want one rewind", f.calls)
+	}
+	if m := p.MaxRewind(); m != 0 {
+		t.Errorf("MaxRewind after the driver refused = %d", m)
 	}
 }

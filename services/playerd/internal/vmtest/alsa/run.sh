@@ -39,13 +39,26 @@ boot() {
 	echo "test-vm: VM ran $(( $(date +%s) - t0 )) s"
 	grep -a '^RESULT' "$log" | tr -d '\r' || true
 	grep -aq '^RESULT done' "$log" || { echo "test-vm: the VM did not finish; console:"; tail -40 "$log"; exit 1; }
-	if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
+	! grep -aq 'RESULT .* FAIL' "$log"
+}
+
+# A TCG guest that a busy host starves underruns, which says nothing about
+# the code under test; such a boot runs once more. A failure without an
+# underrun, or a second starved boot, fails the test.
+starved() {
+	! grep -a 'RESULT .* FAIL' "$log" | grep -Evq '[1-9][0-9]* underruns|underruns=[1-9]'
+}
+boot_again_if_starved() {
+	boot "$@" && return 0
+	starved || exit 1
+	echo "test-vm: every failure above underran (the host starved the VM); booting once more"
+	boot "$@" || exit 1
 }
 
 # VM_BOOTS picks boots while working on one of them.
 boots=" ${VM_BOOTS:-loopback usb} "
 if [[ $boots == *" loopback "* ]]; then
-	boot loopback "storybox.engine_runs=${ENGINE_RUNS:-1}"
+	boot_again_if_starved loopback "storybox.engine_runs=${ENGINE_RUNS:-1}"
 	for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun busy engine unplug; do
 		grep -aq "^RESULT $c ok" "$log" || { echo "test-vm: case $c did not pass"; exit 1; }
 	done
@@ -54,7 +67,7 @@ fi
 
 wav="$build/usb-speaker.wav"
 rm -f "$wav"
-boot usb storybox.device=usb -device qemu-xhci -device usb-audio,audiodev=speaker \
+boot_again_if_starved usb storybox.device=usb -device qemu-xhci -device usb-audio,audiodev=speaker \
 	-audiodev "wav,id=speaker,path=$wav,out.frequency=48000,out.channels=2,out.format=s16"
 result=$(grep -a '^RESULT usb-engine ok' "$log" || true)
 ptv=$(grep -o 'play-to-volume=[0-9.]*' <<<"$result" | cut -d= -f2)

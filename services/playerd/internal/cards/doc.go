@@ -1,0 +1,337 @@
+// Package cards turns card reads into player commands: the parent's
+// mappings from card ids to actions (cards.json, part of the backup), the
+// rules for a card that is already playing and for a card read twice,
+// teach mode ("learn the next card"), the cards nobody has assigned yet,
+// and the short sounds that tell a child what happened.
+package cards
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/state"
+)
+
+// FileName is the mappings' file in the data directory.
+const FileName = "cards.json"
+
+// Version is the layout of cards.json this box writes and reads.
+const Version = 1
+
+// Actions a card can have. Folder, resume and radio name a folder of the
+// library; the rest are player commands.
+const (
+	ActFolder = "folder" // play the folder from its start
+	ActResume = "resume" // continue the folder where listening stopped
+	// ActRadio plays a station. Stations are folders of kind radio in
+	// /api/library (issue 16) and play with the folder command like any
+	// folder; checkFolder is where the kind is checked once they exist.
+	ActRadio       = "radio"
+	ActStop        = "stop"
+	ActPause       = "pause"
+	ActToggle      = "toggle"
+	ActNext        = "next"
+	ActPrevious    = "previous"
+	ActSleepTimer  = "sleep_timer"  // value: minutes, default 15
+	ActVolumeDelta = "volume_delta" // value: signed step
+)
+
+// What placing the card that is already playing does.
+const (
+	SameCardContinue    = "continue"     // nothing: it plays on
+	SameCardTogglePause = "toggle_pause" // pause it (a paused one always continues)
+)
+
+// Limits of the document.
+const (
+	MaxCards        = 1000
+	MaxIDLen        = 32
+	maxNameLen      = 80
+	DefaultSleepMin = 15
+	maxSleepMin     = 720
+	maxVolumeStep   = 50
+)
+
+// Mapping is what one card does.
+type Mapping struct {
+	Action   string   `json:"action"`
+	FolderID string   `json:"folder_id,omitempty"`
+	Value    *float64 `json:"value,omitempty"`
+	// Name is the parent's label for the card ("Bobo, blue figure").
+	Name string `json:"name,omitempty"`
+}
+
+// Doc is cards.json.
+type Doc struct {
+	Version  int    `json:"version"`
+	SameCard string `json:"same_card"`
+	// Sounds: the short signals for a read, an unknown and a refused card.
+	Sounds bool               `json:"sounds"`
+	Cards  map[string]Mapping `json:"cards"`
+}
+
+// Defaults are the document before a parent saved one.
+func Defaults() Doc {
+	return Doc{Version: Version, SameCard: SameCardContinue, Sounds: true, Cards: map[string]Mapping{}}
+}
+
+func (d Doc) clone() Doc {
+	c := d
+	c.Cards = make(map[string]Mapping, len(d.Cards))
+	for id, m := range d.Cards {
+		if m.Value != nil {
+			v := *m.Value
+			m.Value = &v
+		}
+		c.Cards[id] = m
+	}
+	return c
+}
+
+// CheckID accepts what a reader types: digits and capital letters (the
+// decoder turns letters into capitals), 1..32 of them.
+func CheckID(id string) error {
+	if id == "" || len(id) > MaxIDLen {
+		return fault.New(fault.Invalid, "card id must be 1..%d characters", MaxIDLen)
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'A' || c > 'Z') {
+			return fault.New(fault.Invalid, "card id %q: only digits and capital letters", id)
+		}
+	}
+	return nil
+}
+
+// Normalized fills in the defaults a mapping may leave out: a sleep timer
+// without minutes is the 15-minute one.
+func (m Mapping) Normalized() Mapping {
+	if m.Action == ActSleepTimer && m.Value == nil {
+		v := float64(DefaultSleepMin)
+		m.Value = &v
+	}
+	return m
+}
+
+// Validate checks one mapping without the library: fields fit the action.
+func (m Mapping) Validate() error {
+	needFolder, needValue := false, false
+	switch m.Action {
+	case ActFolder, ActResume, ActRadio:
+		needFolder = true
+	case ActSleepTimer, ActVolumeDelta:
+		needValue = true
+	case ActStop, ActPause, ActToggle, ActNext, ActPrevious:
+	case "":
+		return fault.New(fault.Invalid, "action is required")
+	default:
+		return fault.New(fault.Invalid, "unknown action %q (want folder, resume, radio, stop, pause, toggle, next, previous, sleep_timer or volume_delta)", m.Action)
+	}
+	switch {
+	case needFolder && m.FolderID == "":
+		return fault.New(fault.Invalid, "%s needs folder_id", m.Action)
+	case !needFolder && m.FolderID != "":
+		return fault.New(fault.Invalid, "%s takes no folder_id", m.Action)
+	case needValue && m.Value == nil:
+		return fault.New(fault.Invalid, "%s needs value", m.Action)
+	case !needValue && m.Value != nil:
+		return fault.New(fault.Invalid, "%s takes no value", m.Action)
+	}
+	if m.Value != nil {
+		v := *m.Value
+		if v != math.Trunc(v) || math.IsInf(v, 0) {
+			return fault.New(fault.Invalid, "value must be a whole number")
+		}
+		switch m.Action {
+		case ActSleepTimer:
+			if v < 1 || v > maxSleepMin {
+				return fault.New(fault.Invalid, "sleep_timer value is minutes, 1..%d", maxSleepMin)
+			}
+		case ActVolumeDelta:
+			if v == 0 || math.Abs(v) > maxVolumeStep {
+				return fault.New(fault.Invalid, "volume_delta value is a step of -%d..%d, not 0", maxVolumeStep, maxVolumeStep)
+			}
+		}
+	}
+	if len(m.FolderID) > 256 {
+		return fault.New(fault.Invalid, "folder_id is too long")
+	}
+	if !utf8.ValidString(m.Name) || utf8.RuneCountInString(m.Name) > maxNameLen {
+		return fault.New(fault.Invalid, "name must be text of at most %d characters", maxNameLen)
+	}
+	for _, r := range m.Name {
+		if unicode.IsControl(r) {
+			return fault.New(fault.Invalid, "name must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// Validate checks the document without the library.
+func (d Doc) Validate() error {
+	if d.Version != Version {
+		return fault.New(fault.Invalid, "version must be %d, not %d", Version, d.Version)
+	}
+	if d.SameCard != SameCardContinue && d.SameCard != SameCardTogglePause {
+		return fault.New(fault.Invalid, "same_card must be %q or %q", SameCardContinue, SameCardTogglePause)
+	}
+	if len(d.Cards) > MaxCards {
+		return fault.New(fault.Invalid, "at most %d cards", MaxCards)
+	}
+	for _, id := range sortedIDs(d.Cards) {
+		if err := CheckID(id); err != nil {
+			return err
+		}
+		m := d.Cards[id]
+		if err := m.Validate(); err != nil {
+			return fault.New(fault.Invalid, "card %s: %s", id, fault.Message(err))
+		}
+	}
+	return nil
+}
+
+func sortedIDs(cards map[string]Mapping) []string {
+	ids := make([]string, 0, len(cards))
+	for id := range cards {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Parse decodes and validates cards.json: unknown fields, trailing data and
+// missing fields are refused, so a file from a newer or broken writer is
+// never half understood.
+func Parse(data []byte) (Doc, error) {
+	var raw struct {
+		Version  *int                `json:"version"`
+		SameCard *string             `json:"same_card"`
+		Sounds   *bool               `json:"sounds"`
+		Cards    *map[string]Mapping `json:"cards"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Doc{}, fault.New(fault.Invalid, "cards: %v", err)
+	}
+	if dec.More() {
+		return Doc{}, fault.New(fault.Invalid, "cards: trailing data")
+	}
+	if raw.Version == nil || raw.SameCard == nil || raw.Sounds == nil || raw.Cards == nil || *raw.Cards == nil {
+		return Doc{}, fault.New(fault.Invalid, "cards: version, same_card, sounds and cards are required")
+	}
+	d := Doc{Version: *raw.Version, SameCard: *raw.SameCard, Sounds: *raw.Sounds, Cards: *raw.Cards}
+	if err := d.Validate(); err != nil {
+		return Doc{}, err
+	}
+	return d, nil
+}
+
+// Check validates a copy of cards.json, for a restore.
+func Check(data []byte) error {
+	_, err := Parse(data)
+	return err
+}
+
+// Encode is cards.json as the box writes it.
+func Encode(d Doc) ([]byte, error) {
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("cards: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// Store keeps cards.json: in memory for reading, on disk through
+// state.WriteFile. A change is written first and takes effect only once it
+// is on disk, so a failed write changes nothing.
+type Store struct {
+	path string
+
+	mu    sync.Mutex
+	doc   Doc
+	saved bool // the file exists: a parent saved something
+}
+
+// Load reads cards.json from dir. A missing file gives the defaults; a
+// corrupt or invalid one gives the defaults and an error to log, and stays
+// on disk for the parent until the next save replaces it.
+func Load(dir string) (*Store, error) {
+	s := &Store{path: filepath.Join(dir, FileName), doc: Defaults()}
+	return s, s.load()
+}
+
+func (s *Store) load() error {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.mu.Lock()
+		s.doc, s.saved = Defaults(), false
+		s.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cards: %w", err)
+	}
+	d, err := Parse(data)
+	if err != nil {
+		return fmt.Errorf("cards: %s unusable, using no mappings: %w", FileName, err)
+	}
+	s.mu.Lock()
+	s.doc, s.saved = d, true
+	s.mu.Unlock()
+	return nil
+}
+
+// Reload reads the file again, after a restore replaced (or removed) it.
+func (s *Store) Reload() error { return s.load() }
+
+// Get returns a copy of the document.
+func (s *Store) Get() Doc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.doc.clone()
+}
+
+// Read is the document as a backup holds it; nil while the defaults are in
+// use.
+func (s *Store) Read() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.saved {
+		return nil, nil
+	}
+	return Encode(s.doc)
+}
+
+// Update applies f to a copy of the document, validates the result, writes
+// it and only then makes it current. f's error is returned as it is.
+func (s *Store) Update(f func(*Doc) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.doc.clone()
+	if err := f(&d); err != nil {
+		return err
+	}
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	data, err := Encode(d)
+	if err != nil {
+		return err
+	}
+	if err := state.WriteFile(s.path, data); err != nil {
+		return fault.Wrap(fault.Internal, err, "card mappings could not be saved")
+	}
+	s.doc, s.saved = d, true
+	return nil
+}
