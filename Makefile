@@ -63,7 +63,31 @@ run: build run-voice
 	@$(BIN)/hatd -sim -socket $(RUN_DIR)/hatd.sock & hatd=$$!; \
 	trap 'kill $$hatd 2>/dev/null; wait $$hatd 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/playerd -listen 127.0.0.1:8090 -media $(RUN_DIR)/media -data $(RUN_DIR)/data -output null -hat $(RUN_DIR)/hatd.sock \
-		-fb none -speech-program $(SPEECH_DIR)/$(HOST_ARCH)/storybox-speak -speech-data $(SPEECH_DIR)/$(HOST_ARCH)/data
+		-fb none -speech-program $(SPEECH_DIR)/$(HOST_ARCH)/storybox-speak -speech-data $(SPEECH_DIR)/$(HOST_ARCH)/data $(MPRIS_FLAG)
+
+# On a desktop with a session bus the box joins its media controls (media
+# keys, the sound menu, playerctl): MPRIS, docs/api.md.
+MPRIS_FLAG := $(if $(or $(DBUS_SESSION_BUS_ADDRESS),$(wildcard /run/user/$(shell id -u)/bus)),-mpris session)
+
+# ---------------------------------------------------------------------- mpris
+# MPRIS against a private dbus-daemon, driven by Debian's playerctl
+# (services/playerd/mpris_e2e_test.go, internal/mpris). `unit` runs these
+# too and skips them where the programs are missing; here they must run.
+MPRIS_PACKAGES := dbus playerctl
+APT_PACKAGES   += $(MPRIS_PACKAGES)
+.PHONY: test-mpris bench-events
+test-mpris:
+	$(call apt-install,$(MPRIS_PACKAGES))
+	STORYBOX_REQUIRE_DBUS=1 $(GO) test -race -count=1 ./services/playerd/internal/mpris/
+	STORYBOX_REQUIRE_DBUS=1 $(GO) test -race -count=1 -run '^TestMPRIS' ./services/playerd/
+
+integration: test-mpris
+
+# The event feed: events per second to 1, 10 and 100 readers; through
+# HTTP to 100 event streams; the CPU an idle stream costs per heartbeat.
+bench-events:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./services/playerd/internal/events/
+	$(GO) test -run '^$$' -bench 'EventStreams|IdleStream' -benchtime 2s ./services/playerd/internal/api/
 
 # ----------------------------------------------------------------------- test
 # `integration` collects the slower tests (VMs, image boot, speech programs);

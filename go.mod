@@ -9,6 +9,7 @@ require (
 	github.com/d2r2/go-logger v0.0.0-20210606094344-60e9d1233e22
 	github.com/dhowden/tag v0.0.0-20240417053706-3d75831295e8
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/google/uuid v1.6.0
 	github.com/gopxl/beep/v2 v2.1.1
 	github.com/gorilla/mux v1.8.1

@@ -17,6 +17,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/backup"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -104,6 +105,7 @@ func (a *app) applySettings(old, s settings.Settings) {
 	}
 	a.display.Apply(displaySettings(s))
 	a.applyHosts(s)
+	a.publishSettings(old, s)
 	a.log.Info("settings changed")
 }
 
@@ -126,6 +128,14 @@ func (a *app) reloadNavigation() error {
 	return err
 }
 
+// restoredNavigation is reloadNavigation after a restore, which clients
+// hear of.
+func (a *app) restoredNavigation() error {
+	err := a.reloadNavigation()
+	a.publish(events.KindSettings, settingsEvent{[]string{"navigation"}})
+	return err
+}
+
 type navigationAdmin struct{ a *app }
 
 func (n navigationAdmin) Navigation() *home.Config { return n.a.navigation() }
@@ -142,6 +152,7 @@ func (n navigationAdmin) PutNavigation(c *home.Config) error {
 	}
 	n.a.homeCfg.Store(c.Clone())
 	n.a.display.ContentChanged()
+	n.a.publish(events.KindSettings, settingsEvent{[]string{"navigation"}})
 	return nil
 }
 
@@ -317,7 +328,7 @@ func (a *app) backupFiles() []backup.File {
 	return []backup.File{
 		{Name: settings.FileName, Check: settings.Check, Apply: a.settings.Reload,
 			Read: func() ([]byte, error) { return jsonFile(a.settings.Get()) }},
-		{Name: home.FileName, Check: home.Check, Apply: a.reloadNavigation,
+		{Name: home.FileName, Check: home.Check, Apply: a.restoredNavigation,
 			Read: func() ([]byte, error) {
 				if c := a.homeCfg.Load(); c != nil {
 					return jsonFile(c)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -72,6 +73,7 @@ func (a *app) startBattery(ctx context.Context, wg *sync.WaitGroup) {
 
 func (a *app) onBatteryLevel(ctx context.Context, b *battery, c hat.LevelChange) {
 	a.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
+	a.publish(events.KindBattery, batteryEvent{c.To, c.Percent})
 	a.batteryNotice(ctx, c) // the screen and the spoken warning (speech.go)
 	switch c.To {
 	case hat.LevelLow:

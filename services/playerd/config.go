@@ -74,6 +74,10 @@ type Config struct {
 	GPIO         input.GPIOOpener
 	InputRescan  time.Duration
 	CardClock    func() time.Time
+	// MPRIS is "session" to show the box to the desktop session's media
+	// controls (D-Bus), "off" (or empty) otherwise. A development
+	// machine's; the box has no D-Bus.
+	MPRIS string
 	// Tests only: the clock of the parental rules; nil: the system's.
 	RulesClock rules.Clock
 	// onStart, when set, is handed the running box once everything is
@@ -142,6 +146,11 @@ func (c Config) Validate() error {
 	if c.Input != "" && c.Input != "auto" && c.Input != "none" {
 		return fmt.Errorf("-input %q: want auto or none", c.Input)
 	}
+	switch c.MPRIS {
+	case "", "off", "session":
+	default:
+		return fmt.Errorf("-mpris %q: want session or off", c.MPRIS)
+	}
 	return checkAdminConfig(c)
 }
 
@@ -190,6 +199,7 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.AdminResetFile, "admin-reset-file", env("PLAYERD_ADMIN_RESET_FILE", ""), "a file that, when present, removes the administrator password; only physical access may create it; empty: none (env PLAYERD_ADMIN_RESET_FILE)")
 	fs.StringVar(&c.HAListen, "ha-listen", env("PLAYERD_HA_LISTEN", ":8443"), "address of the home-automation API v1 (HTTPS, Home Assistant); empty: off (env PLAYERD_HA_LISTEN)")
 	fs.BoolVar(&c.HAAdvertise, "ha-mdns", env("PLAYERD_HA_MDNS", "true") == "true", "announce the home-automation API over mDNS as _mupibox._tcp (env PLAYERD_HA_MDNS)")
+	fs.StringVar(&c.MPRIS, "mpris", env("PLAYERD_MPRIS", "off"), "session: desktop media controls and playerctl see the box (MPRIS on the D-Bus session bus); off: not (env PLAYERD_MPRIS)")
 	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	return fs
 }

@@ -56,6 +56,9 @@ func TestConfigValidate(t *testing.T) {
 		{"touch axes unknown word", func(c *Config) { c.TouchAxes = "swap,mirror" }, "-touch-axes"},
 		{"input none", func(c *Config) { c.Input = "none" }, ""},
 		{"input unknown", func(c *Config) { c.Input = "/dev/input/event0" }, "-input"},
+		{"mpris session", func(c *Config) { c.MPRIS = "session" }, ""},
+		{"mpris off", func(c *Config) { c.MPRIS = "off" }, ""},
+		{"mpris system bus", func(c *Config) { c.MPRIS = "system" }, "-mpris"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
@@ -108,6 +111,7 @@ func TestStartExitStatus(t *testing.T) {
 		{"bad output", box("-output", "speaker"), exitNoRestart, "-output"},
 		{"bad listen", box("-listen", "8090"), exitNoRestart, "-listen"},
 		{"bad touch axes", box("-touch-axes", "flip"), exitNoRestart, "-touch-axes"},
+		{"bad mpris", box("-mpris", "on"), exitNoRestart, "-mpris"},
 		// A data directory that cannot be made is a fault of the disk, not of
 		// the configuration: playerd serves without saving (docs/faults.md).
 		{"data directory cannot be made", box("-data", filepath.Join(notDir, "data")), 0, "data directory"},

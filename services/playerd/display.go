@@ -18,6 +18,7 @@ import (
 func (a *app) newDisplay() (*display.Display, error) {
 	o := display.Options{
 		Player: a.player,
+		Events: a.events,
 		Home:   display.HomeFunc(func(context.Context) (home.Home, error) { return a.home(), nil }),
 		Covers: a.lib,
 		Lang:   a.settings.Get().Language,

@@ -171,7 +171,7 @@ func (a *app) haHandler() http.Handler {
 		Speaker: a.speech,
 		Display: a.display,
 		Power:   a.powerRequest(),
-		Events:  &hav1.PlayerFeed{P: a.player},
+		Events:  haFeed{a},
 		Auth:    a.auth,
 		Hosts:   a.hosts,
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
@@ -40,10 +41,12 @@ func (a *app) newRules(restored state.Saved) {
 		Zone:      a.zone.Load,
 		Save:      func(l state.Listening, u state.Urgency) { a.store(nil, &l, u) },
 		// Every change of the restrictions (bedtime began or ended, the
-		// limit ran out, a sleep timer was set or expired) comes here; the
-		// event feed (issue 18) publishes them from here too.
+		// limit ran out, a sleep timer was set or expired): on the event
+		// feed, so the screen (its sleep-timer button), /api/events and the
+		// home-automation stream hear of it.
 		OnChange: func(r rules.Restrictions) {
 			a.log.Info("parental restrictions", "active", deref(r.Active), "sleep_timer", r.SleepTimer != nil, "clock", r.Clock)
+			a.publish(events.KindRestrictions, r)
 		},
 		OnLimitReached: a.sayLimitReached,
 		OnOverride: func(o rules.Override) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -128,8 +129,28 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 	a := <-started
 	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
+	sub := a.events.Subscribe()
+	defer sub.Close()
 	c.do("PUT", "/api/admin/parental", `{"bedtime":{"windows":`+everyNight+`,"folders":["`+ids["Abend"]+`"],"night_max_volume":25},`+
 		`"locked_folders":["`+ids["Geheim"]+`"]}`).want(t, "rules", 200, "")
+	// Bedtime is in force at once, and the event feed says so.
+	for {
+		ev, err := sub.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev == nil {
+			select {
+			case <-sub.Ready():
+			case <-time.After(10 * time.Second): // only bounds a hang
+				t.Fatal("no restrictions event after the rules changed")
+			}
+			continue
+		}
+		if r, ok := ev.Payload.(rules.Restrictions); ev.Kind == events.KindRestrictions && ok && r.Active != nil && *r.Active == rules.ReasonBedtime {
+			break
+		}
+	}
 
 	until := time.Date(2026, 3, 24, 7, 0, 0, 0, berlin)
 	refused := func(r reply, what, reason, msg string) {

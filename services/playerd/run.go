@@ -16,6 +16,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -60,6 +61,7 @@ type app struct {
 	// cardStore.Reload and input.Reload.
 	cardStore *cards.Store
 	wiring    *input.WiringStore
+	events    *events.Bus
 	rules     *rules.Keeper                 // the parental rules: the player's gate
 	zone      atomic.Pointer[time.Location] // the settings' time zone, for the rules
 
@@ -79,7 +81,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, events: events.New(events.Config{})}
 	if err := a.newAuth(); err != nil {
 		return err
 	}
@@ -155,6 +157,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
+	a.startEvents(ctx, &wg)
 	wg.Add(7)
 	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
@@ -170,6 +173,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	wg.Go(func() { _ = a.input.Run(ctx) })
 	a.startBattery(ctx, &wg)
+	a.startMPRIS(ctx, &wg, ln)
 	if !a.lib.Scanned() {
 		wg.Go(func() { a.scanUntilDone(ctx) })
 	}
@@ -193,6 +197,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		a.prepareShutdown()
 	}
 	cancel()
+	a.events.Close() // event streams end, so their connections can close
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)
@@ -248,6 +253,7 @@ func (a *app) handler() http.Handler {
 		HA:      haAdmin{a},
 		Cards:   a.cards,
 		Input:   a.input,
+		Events:  a.events,
 
 		Restrictions: func() any { return a.rules.Restrictions() },
 		Parental:     parentalAdmin{a: a, mu: &a.parental},
@@ -280,6 +286,7 @@ func (a *app) info() map[string]any {
 		"audio":               s.Audio,
 		"output":              a.cfg.Output,
 		"library":             a.lib.Report(),
+		"events":              a.events.Stats(),
 		"storage":             a.storage(),
 	}
 	if a.boxID != "" {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 )
 
@@ -56,6 +57,9 @@ func newServer(h http.Handler) *http.Server {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ConnState:         netlimit.ConnState,
+		// An event stream reaches its socket through the context to size
+		// its send buffer (api.StreamLimits).
+		ConnContext: api.ConnContext,
 	}
 }
 

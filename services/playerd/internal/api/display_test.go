@@ -29,7 +29,6 @@ func (p *screenPlayer) Status() player.Status {
 	defer p.mu.Unlock()
 	return p.st
 }
-func (p *screenPlayer) Changed() <-chan struct{} { return make(chan struct{}) }
 func (p *screenPlayer) Do(context.Context, player.Command) (player.Status, error) {
 	return p.Status(), fault.Conflict
 }

@@ -30,16 +30,24 @@ func (h *handler) sameOrigin(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
-			h.writeError(w, r, http.StatusForbidden, "cross-site request denied")
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !originMatches(origin, r) {
-			h.writeError(w, r, http.StatusForbidden, "origin denied")
+		if msg := crossSite(r); msg != "" {
+			h.writeError(w, r, http.StatusForbidden, msg)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// crossSite tells why a browser sent r on behalf of another web site, or
+// returns "" when it did not.
+func crossSite(r *http.Request) string {
+	if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
+		return "cross-site request denied"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !originMatches(origin, r) {
+		return "origin denied"
+	}
+	return ""
 }
 
 // originMatches compares scheme and host (with port) of Origin with the

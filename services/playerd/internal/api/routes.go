@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -63,6 +64,10 @@ type Deps struct {
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
 	Hosts *auth.Hosts
+	// Events is the event feed behind GET /api/events (optional);
+	// Streams bound its streams.
+	Events  *events.Bus
+	Streams StreamLimits
 	// The admin area, by capability (admin_*.go); each optional.
 	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
 	Settings     SettingsAdmin
@@ -79,7 +84,8 @@ type Deps struct {
 
 type handler struct {
 	Deps
-	log *slog.Logger
+	log     *slog.Logger
+	streams streamCounter
 }
 
 // NewHandler returns the API with its middleware.
@@ -114,6 +120,7 @@ func (h *handler) routes(r *mux.Router) {
 
 	get("/api/health", h.health)
 	get("/api/status", h.status)
+	get("/api/events", h.eventStream)
 	get("/api/info", h.info)
 	get("/api/library", h.library)
 	get("/api/cover/{id}", h.cover)

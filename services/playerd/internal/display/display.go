@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
@@ -32,6 +33,7 @@ const (
 // Options configure a Display. Zero values mean the defaults.
 type Options struct {
 	Player Player      // required
+	Events Feed        // nil: the screen follows only its own taps and clock
 	Home   HomeSource  // nil: no tiles
 	Covers CoverSource // nil: placeholder tiles
 	// Screen receives every new frame; nil runs headless at Size.
@@ -147,7 +149,15 @@ func (d *Display) Run(ctx context.Context) error {
 		}
 		d.o.Screen = nil
 	}()
-	changed := d.o.Player.Changed()
+	var sub *events.Subscription
+	if d.o.Events != nil {
+		sub = d.o.Events.Subscribe()
+		defer func() {
+			if sub != nil { // nil once the feed closed
+				sub.Close()
+			}
+		}()
+	}
 	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err)
 	}
@@ -159,18 +169,46 @@ func (d *Display) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		timer.Reset(d.nextWake())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		case <-d.wake:
-		case <-timer.C:
+		var feed <-chan struct{}
+		pending := false
+		if sub != nil {
+			feed = sub.Ready() // before draining: nothing published after is missed
+			pending, sub = d.drain(sub)
 		}
-		changed = d.o.Player.Changed()
+		if !pending {
+			timer.Reset(d.nextWake())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-feed:
+			case <-d.wake:
+			case <-timer.C:
+			}
+		}
 		if err := d.refresh(ctx); err != nil {
 			d.o.OnError(err)
 		}
+	}
+}
+
+// drain reads the events that arrived; the screen redraws from the
+// player's status and its own state, so their content does not matter.
+// pending reports that a redraw is due. A subscription dropped for being
+// slow is replaced (and a redraw is due: events were lost); after the feed
+// closed, next is nil.
+func (d *Display) drain(sub *events.Subscription) (pending bool, next *events.Subscription) {
+	for {
+		ev, err := sub.Next()
+		switch {
+		case errors.Is(err, events.ErrSlow):
+			sub.Close()
+			return true, d.o.Events.Subscribe()
+		case err != nil:
+			return false, nil
+		case ev == nil:
+			return pending, sub
+		}
+		pending = true
 	}
 }
 
@@ -288,6 +326,7 @@ func (d *Display) build(st player.Status) view {
 
 	if d.msg != nil && !now.Before(d.msg.ExpiresAt) {
 		d.msg = nil
+		d.publishMessage(nil)
 	}
 	if d.msg != nil {
 		v.Msg = &msgView{Title: d.msg.Title, Text: d.msg.Message}
@@ -409,7 +448,10 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	case actGoPlaying:
 		d.screen = screenPlaying
 	case actDismiss:
-		d.msg = nil
+		if d.msg != nil {
+			d.msg = nil
+			d.publishMessage(nil)
+		}
 	case actCancelPairing:
 		if d.o.Pairing != nil {
 			d.o.Pairing.Cancel()
@@ -466,14 +508,36 @@ func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
 	d.msgSeq++
 	m := Message{ID: d.msgSeq, Title: title, Message: text, DurationMS: int(dur / time.Millisecond),
 		ShownAt: now, ExpiresAt: now.Add(dur)}
+	had := d.msg != nil
 	d.msg = nil
 	if dur > 0 {
 		d.msg = &m
 		d.lastActive = now
 	}
 	d.mu.Unlock()
+	if dur > 0 {
+		d.publishMessage(&m)
+	} else if had {
+		d.publishMessage(nil)
+	}
 	d.poke()
 	return m, nil
+}
+
+// MessageEvent is the payload of events.KindMessage: the message now on
+// screen, or null once it was cleared (expired, dismissed with a tap, or
+// cleared with duration_ms 0).
+type MessageEvent struct {
+	Message *Message `json:"message"`
+}
+
+func (d *Display) publishMessage(m *Message) {
+	if d.o.Events == nil {
+		return
+	}
+	if err := d.o.Events.Publish(events.KindMessage, MessageEvent{m}); err != nil {
+		d.o.OnError(fmt.Errorf("display: %w", err))
+	}
 }
 
 // ActiveMessage returns the message on screen, or nil.

@@ -12,23 +12,25 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 // fakePlayer applies the few rules the screen relies on (volume clamped to
 // max_volume, toggle, next/previous within the queue) and records commands.
+// Each change is an event on its feed, as the player's feed publishes one.
 type fakePlayer struct {
-	mu      sync.Mutex
-	st      player.Status
-	changed chan struct{}
-	cmds    []player.Command
-	vias    []auth.Via // who each command came from
-	err     error
+	mu   sync.Mutex
+	st   player.Status
+	feed *events.Bus
+	cmds []player.Command
+	vias []auth.Via // who each command came from
+	err  error
 }
 
 func newFakePlayer(st player.Status) *fakePlayer {
-	return &fakePlayer{st: st, changed: make(chan struct{})}
+	return &fakePlayer{st: st, feed: events.New(events.Config{})}
 }
 
 func (p *fakePlayer) Status() player.Status {
@@ -37,18 +39,14 @@ func (p *fakePlayer) Status() player.Status {
 	return p.st
 }
 
-func (p *fakePlayer) Changed() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
-}
-
 func (p *fakePlayer) set(f func(*player.Status)) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	f(&p.st)
-	close(p.changed)
-	p.changed = make(chan struct{})
+	st := p.st
+	p.mu.Unlock()
+	if err := p.feed.Publish(events.KindState, st); err != nil {
+		panic(err)
+	}
 }
 
 func (p *fakePlayer) Do(ctx context.Context, c player.Command) (player.Status, error) {
@@ -184,6 +182,7 @@ func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fake
 	h := testHome()
 	o := Options{
 		Player: p,
+		Events: feedOf(p),
 		Home:   HomeFunc(func(context.Context) (home.Home, error) { return h, nil }),
 		Covers: testCovers(t),
 		Now:    clk.now,
@@ -196,6 +195,14 @@ func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fake
 		t.Fatal(err)
 	}
 	return d, clk
+}
+
+// feedOf is the fake player's feed; nil for other players.
+func feedOf(p Player) Feed {
+	if fp, ok := p.(*fakePlayer); ok {
+		return fp.feed
+	}
+	return nil
 }
 
 type coverFunc func(id string) ([]byte, string, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 
+	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -14,9 +15,15 @@ import (
 // touch too.
 type Player interface {
 	Status() player.Status
-	// Changed returns a channel that is closed on the next change.
-	Changed() <-chan struct{}
 	Do(ctx context.Context, cmd player.Command) (player.Status, error)
+}
+
+// Feed is the box's event feed (*events.Bus). The screen redraws when an
+// event arrives, whatever its kind, and publishes the messages it shows
+// and clears.
+type Feed interface {
+	Subscribe() *events.Subscription
+	Publish(k events.Kind, payload any) error
 }
 
 // HomeSource gives the model behind GET /api/home.

@@ -3,14 +3,11 @@ package hav1
 import (
 	"context"
 	"net/http"
-	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/storybox/storybox/services/internal/fault"
-	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 // Event is one message of the event stream, in the contract's shape.
@@ -20,59 +17,13 @@ type Event struct {
 	Data     any    `json:"data"`
 }
 
-// Feed is what the event stream needs of the box's event feed: the events
-// from now on, until ctx ends. The channel is closed when ctx ends or the
-// feed drops a subscriber that fell behind; the client then re-reads
-// /state, as the contract tells it to. The box's shared event broadcaster
-// satisfies this with an adapter; until it exists, PlayerFeed does.
+// Feed is what the event stream needs of the box's event feed: the
+// playback as it is, then the events from now on, until ctx ends. The
+// channel is closed when ctx ends or the feed drops a subscriber that fell
+// behind; the client then re-reads /state, as the contract tells it to.
+// playerd adapts the box's one event feed (package events) to it.
 type Feed interface {
 	Subscribe(ctx context.Context) <-chan Event
-}
-
-// Changer is the player's change signal and status.
-type Changer interface {
-	Status() player.Status
-	Changed() <-chan struct{}
-}
-
-// PlayerFeed turns the player's changes into playback_changed events, one
-// per change of what the contract's playback object shows (state, track,
-// volume, whole seconds of position).
-type PlayerFeed struct {
-	P   Changer
-	seq atomic.Uint64
-}
-
-// Subscribe implements Feed.
-func (f *PlayerFeed) Subscribe(ctx context.Context) <-chan Event {
-	out := make(chan Event, 16)
-	go func() {
-		defer close(out)
-		var last *Playback
-		for {
-			changed := f.P.Changed()
-			pb := PlaybackOf(f.P.Status())
-			if pb.Position != nil {
-				pos := float64(int(*pb.Position))
-				pb.Position = &pos
-			}
-			if last == nil || !reflect.DeepEqual(*last, pb) {
-				ev := Event{Event: "playback_changed", Sequence: f.seq.Add(1), Data: pb}
-				select {
-				case out <- ev:
-				default:
-					return // the subscriber fell behind: drop it, never wait
-				}
-				last = &pb
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-			}
-		}
-	}()
-	return out
 }
 
 // heartbeat is how often an idle stream is pinged, so dead peers are found

@@ -25,6 +25,7 @@ type Library struct {
 	cachePath string
 
 	mu       sync.RWMutex
+	changed  chan struct{} // closed when a scan replaced the view; nil until asked for
 	folders  []Folder
 	byID     map[string]int
 	topLevel []string
@@ -71,6 +72,17 @@ func (l *Library) Folders() []Folder {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.folders
+}
+
+// Changed returns a channel that is closed when the next scan has replaced
+// the view (Folders, Report), whoever started it.
+func (l *Library) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
 }
 
 // Scanned reports whether a scan has completed.
@@ -163,6 +175,10 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.mu.Lock()
 	l.folders, l.byID, l.topLevel, l.stats, l.problems = folders, byID, top, stats, s.problems
 	l.scanned = l.scanned || !cachedOnly
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	l.mu.Unlock()
 	if !cachedOnly && l.cachePath != "" && (stats.Read > 0 || stats.Gone > 0) {
 		if err := c.save(l.cachePath); err != nil {

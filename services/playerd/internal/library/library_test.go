@@ -214,3 +214,41 @@ func TestUnplayableFilesAreReportedAndCached(t *testing.T) {
 		t.Errorf("full scan after the cached view: %+v", st)
 	}
 }
+
+// Changed wakes whoever waits at the end of every scan, and not before.
+func TestChangedAfterEachScan(t *testing.T) {
+	root := t.TempDir()
+	if err := testmedia.WriteTone(filepath.Join(root, "A", "1.wav"), 0.1, 44100, 440); err != nil {
+		t.Fatal(err)
+	}
+	l := New(root, "")
+	for i := range 2 {
+		ch := l.Changed()
+		select {
+		case <-ch:
+			t.Fatalf("scan %d: closed before the scan", i)
+		default:
+		}
+		if _, err := l.Scan(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("scan %d: not closed after the scan", i)
+		}
+	}
+	// A failed scan leaves the view, and says nothing.
+	ch := l.Changed()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Scan(); err == nil {
+		t.Fatal("a scan of a missing root succeeded")
+	}
+	select {
+	case <-ch:
+		t.Error("a failed scan signalled a change")
+	default:
+	}
+}

@@ -248,6 +248,11 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
+// NetConn is the connection underneath, as crypto/tls's Conn offers it: a
+// server may tune the socket of a long-lived response (the event stream
+// sizes its send buffer).
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite lets an http.Server finish a refused request gracefully (it
 // half-closes before closing, so the client reads the answer instead of a
 // reset).

@@ -241,6 +241,7 @@ func (p *Player) seek(sec float64) error {
 	if err := p.cur.seek(sec); err != nil {
 		return conflict("%v", err)
 	}
+	p.jumps++
 	p.fadeIn = rampFrames
 	p.recordResume()
 	p.dirty = true

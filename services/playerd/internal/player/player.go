@@ -87,6 +87,7 @@ type Player struct {
 	gains      []float64 // per-frame gains for buf
 	clips      []*clip   // announcements; the first one is playing
 	musicWas   State     // music state to return to after announcements
+	jumps      uint64    // Status.Jumps
 	gateMax    int       // the gate's volume cap; 0: none
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
@@ -349,6 +350,7 @@ func (p *Player) publish(notify bool) {
 		MaxVolume: p.maxVolume(),
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
+		Jumps:     p.jumps,
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}

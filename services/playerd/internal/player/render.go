@@ -180,6 +180,7 @@ func (p *Player) openAt(i int, pos float64) error {
 	if err := p.openFrom(i); err != nil {
 		return err
 	}
+	p.jumps++
 	if pos > 0 && p.index == i {
 		if err := p.cur.seek(pos); err != nil {
 			p.cfg.OnSkip(p.trackAt(i), err)

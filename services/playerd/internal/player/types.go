@@ -87,4 +87,9 @@ type Status struct {
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
 	Error      string      `json:"error,omitempty"`
+	// Jumps counts the times a track was opened or the position moved by
+	// a command rather than by playing (seek, previous restarting the
+	// track): the event feed tells clients, which extrapolate the
+	// position, of a jump that leaves everything else as it was.
+	Jumps uint64 `json:"-"`
 }

@@ -104,7 +104,6 @@ func (p *still) Status() player.Status {
 		Queue: []player.QueueItem{{ID: "t1", Title: "Kapitel 1"}}, Index: 0, Volume: 30, MaxVolume: 50,
 		Position: 12, Duration: 300}
 }
-func (p *still) Changed() <-chan struct{} { return make(chan struct{}) }
 func (p *still) Do(_ context.Context, c player.Command) (player.Status, error) {
 	p.cmds <- c
 	return p.Status(), nil
