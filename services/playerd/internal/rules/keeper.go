@@ -142,6 +142,9 @@ func NewKeeper(cfg Config) *Keeper {
 	k.est = estimator{clock: cfg.Clock, base: cfg.Listening.LastSeen, baseUptime: cfg.Clock.Uptime()}
 	k.lastUp = cfg.Clock.Uptime()
 	k.savedSecs, k.savedUp = k.use.Seconds, k.lastUp
+	// OnChange reports changes: what holds at the start is no news (the
+	// status carries it).
+	k.lastKey = k.changeKey(k.restrictions(k.at()))
 	return k
 }
 
