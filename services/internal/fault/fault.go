@@ -8,6 +8,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -140,4 +141,34 @@ func RetryAfterOf(err error) time.Duration {
 		err = e.Cause
 	}
 	return 0
+}
+
+// HTTPStatus is the one table from kinds to HTTP statuses, for the serving
+// layers that speak plain HTTP errors: playerd's local API and the daemons'
+// sockets. Libraries never call it; the home-automation API has its own
+// error vocabulary.
+func HTTPStatus(k Kind) int {
+	switch k {
+	case Invalid:
+		return http.StatusBadRequest
+	case Unauthorized:
+		return http.StatusUnauthorized
+	case Forbidden:
+		return http.StatusForbidden
+	case NotFound:
+		return http.StatusNotFound
+	case Conflict:
+		return http.StatusConflict
+	case TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case Unsupported:
+		return http.StatusUnsupportedMediaType
+	case Busy:
+		return http.StatusTooManyRequests
+	case Unavailable:
+		return http.StatusServiceUnavailable
+	case Upstream:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
 }

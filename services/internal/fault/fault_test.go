@@ -64,3 +64,15 @@ func TestRetryAfter(t *testing.T) {
 		t.Error("no retry hint without one")
 	}
 }
+
+func TestHTTPStatus(t *testing.T) {
+	for k, want := range map[Kind]int{
+		Invalid: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409,
+		TooLarge: 413, Unsupported: 415, Busy: 429, Internal: 500, Upstream: 502, Unavailable: 503,
+		Kind("something new"): 500,
+	} {
+		if got := HTTPStatus(k); got != want {
+			t.Errorf("HTTPStatus(%q) = %d, want %d", k, got, want)
+		}
+	}
+}

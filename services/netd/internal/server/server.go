@@ -114,34 +114,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if k == fault.Internal || k == fault.Upstream || k == fault.Unavailable {
 		h.log.Warn("request failed", "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, StatusOf(k), netapi.Error{Error: fault.Message(err), Kind: string(k)})
-}
-
-// StatusOf maps a kind to its HTTP status, as playerd's API does.
-func StatusOf(k fault.Kind) int {
-	switch k {
-	case fault.Invalid:
-		return http.StatusBadRequest
-	case fault.NotFound:
-		return http.StatusNotFound
-	case fault.Conflict:
-		return http.StatusConflict
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case fault.Unsupported:
-		return http.StatusUnsupportedMediaType
-	case fault.Busy:
-		return http.StatusTooManyRequests
-	case fault.Unavailable:
-		return http.StatusServiceUnavailable
-	case fault.Upstream:
-		return http.StatusBadGateway
-	case fault.Unauthorized:
-		return http.StatusUnauthorized
-	case fault.Forbidden:
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
+	writeJSON(w, fault.HTTPStatus(k), netapi.Error{Error: fault.Message(err), Kind: string(k)})
 }
 
 func decode(r *http.Request, v any) error {

@@ -23,7 +23,7 @@ func FuzzDecodeObject(f *testing.F) {
 		var cmd player.Command
 		err := decodeObject(data, &cmd)
 		if err != nil {
-			if st := statusOf(fault.KindOf(err)); st < 400 || st > 499 || fault.Message(err) == "" {
+			if st := fault.HTTPStatus(fault.KindOf(err)); st < 400 || st > 499 || fault.Message(err) == "" {
 				t.Fatalf("error %v is not a client error", err)
 			}
 			return

@@ -27,33 +27,6 @@ type errorBody struct {
 	Until  *time.Time `json:"until,omitempty"`
 }
 
-// statusOf is the one table from error kinds to HTTP statuses.
-func statusOf(k fault.Kind) int {
-	switch k {
-	case fault.Invalid:
-		return http.StatusBadRequest
-	case fault.Unauthorized:
-		return http.StatusUnauthorized
-	case fault.Forbidden:
-		return http.StatusForbidden
-	case fault.NotFound:
-		return http.StatusNotFound
-	case fault.Conflict:
-		return http.StatusConflict
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case fault.Unsupported:
-		return http.StatusUnsupportedMediaType
-	case fault.Busy:
-		return http.StatusTooManyRequests
-	case fault.Unavailable:
-		return http.StatusServiceUnavailable
-	case fault.Upstream:
-		return http.StatusBadGateway
-	}
-	return http.StatusInternalServerError
-}
-
 // fail answers with err's kind as the status and what a client may be told
 // of it (fault.Message). Failures of the box itself are logged with their
 // cause; refusals and 503 (a part that is down, which a poller would
@@ -74,7 +47,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 			body.Until = &refusal.Until
 		}
 	}
-	h.writeBody(w, statusOf(kind), body)
+	h.writeBody(w, fault.HTTPStatus(kind), body)
 }
 
 // failed names a failure of the box: an error that carries no kind of its
