@@ -24,6 +24,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/radio"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
@@ -345,6 +346,7 @@ func (a *app) backupFiles() []backup.File {
 		// Stations and podcasts; the feeds' cache and covers are fetched
 		// again, so they stay out.
 		{Name: radio.FileName, Check: radio.Check, Apply: a.radio.Reload, Read: a.radio.Read},
+		{Name: rules.FileName, Check: rules.Check, Apply: a.reloadParental, Read: a.parentalFile},
 	}
 }
 

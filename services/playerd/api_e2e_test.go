@@ -268,6 +268,15 @@ func TestAPIMatchesReference(t *testing.T) {
 		{"GET", "/api/admin/input", "", 200},
 		{"PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]}}`, 200},
 		{"PUT", "/api/admin/input", `{"volume_step":0}`, 400},
+		// The parental rules: a refusal's body, the sleep timer.
+		{"GET", "/api/admin/parental", "", 200},
+		{"PUT", "/api/admin/parental", `{"locked_folders":["` + id + `"],"daily_limit_minutes":{"mon":60,"tue":60,"wed":60,"thu":60,"fri":60,"sat":60,"sun":60}}`, 200},
+		{"PUT", "/api/admin/parental", `{"locked_folders":["nope"]}`, 400},
+		{"POST", "/api/command", `{"action":"resume","folder_id":"` + id + `","item_index":0}`, 403},
+		{"POST", "/api/command", `{"action":"sleep_timer","value":"track"}`, 200},
+		{"POST", "/api/command", `{"action":"sleep_timer","value":15}`, 200},
+		{"GET", "/api/status", "", 200},
+		{"PUT", "/api/admin/parental", `{}`, 200},
 		// The administrator password: none yet, the first, a session, a
 		// change refused, logout, login.
 		{"GET", "/api/admin/auth", "", 200},

@@ -17,6 +17,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
 
@@ -84,6 +85,11 @@ type Config struct {
 	// StreamReadTimeout is how long a silent server may stall before it
 	// counts as dropped; zero is the streams' default (10 s). Tests only.
 	StreamReadTimeout time.Duration
+	// Tests only: the clock of the parental rules; nil: the system's.
+	RulesClock rules.Clock
+	// onStart, when set, is handed the running box once everything is
+	// started, for tests that drive a part directly (the touch screen).
+	onStart func(*app)
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path

@@ -25,7 +25,8 @@ func (a *app) newDisplay() (*display.Display, error) {
 		OnError: func(err error) {
 			a.log.Warn("display", "error", err)
 		},
-		Screen: a.cfg.Screen,
+		Screen:       a.cfg.Screen,
+		Restrictions: a.rules.Restrictions,
 	}
 	if a.ha != nil {
 		o.Pairing, o.Fingerprint = a.ha.pairing, a.ha.id.Fingerprint()

@@ -15,6 +15,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The image has no /usr/share/zoneinfo; time zones (the parental rules'
+	// windows) come from the binary.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

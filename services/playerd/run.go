@@ -25,6 +25,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/radio"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -65,7 +66,12 @@ type app struct {
 	events    *events.Bus
 	radio     *radio.Service
 	streams   stream.Config
-	catalog   catalog // the library with the stations and podcasts
+	catalog   catalog                       // the library with the stations and podcasts
+	rules     *rules.Keeper                 // the parental rules: the player's gate
+	zone      atomic.Pointer[time.Location] // the settings' time zone, for the rules
+
+	storeMu  sync.Mutex // composes the state for the saver (store)
+	parental sync.Mutex // one change of the parental rules at a time
 }
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -101,6 +107,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		log.Warn("player state unreadable, starting fresh", "error", err)
 	}
+	a.newRules(restored) // the counter is theirs, the rest the player's
+	restored.Listening = nil
 	a.saved.Store(&restored)
 	a.saver = state.NewSaver(cfg.Data, a.reportSave)
 	audio := a.settings.Get().Audio
@@ -113,10 +121,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
-		Save: func(s state.Saved, u state.Urgency) {
-			a.saved.Store(&s)
-			a.saver.Save(s, u)
-		},
+		Gate:           a.rules,
+		Save:           func(s state.Saved, u state.Urgency) { a.store(&s, nil, u) },
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)
 		},
@@ -160,7 +166,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	a.startEvents(ctx, &wg)
-	wg.Add(6)
+	wg.Add(7)
 	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
@@ -171,6 +177,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			errc <- fmt.Errorf("player: %w", err)
 		}
 	}()
+	go func() { defer wg.Done(); _ = a.rules.Run(ctx, a.player) }()
 	go func() { defer wg.Done(); serve(ctx, srv, ln, cfg.Listen, log) }()
 	wg.Go(func() { _ = a.input.Run(ctx) })
 	wg.Go(func() { a.radio.Run(ctx) })
@@ -182,6 +189,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	a.startResetWatch(ctx, &wg)
 	wg.Go(func() { a.runIdleShutdown(ctx) })
 	a.startHA(ctx, &wg)
+	if cfg.onStart != nil {
+		cfg.onStart(a)
+	}
 
 	var runErr error
 	poweringOff := false
@@ -254,6 +264,9 @@ func (a *app) handler() http.Handler {
 		Cards:   a.cards,
 		Input:   a.input,
 		Events:  a.events,
+
+		Restrictions: func() any { return a.rules.Restrictions() },
+		Parental:     parentalAdmin{a: a, mu: &a.parental},
 	}
 	a.adminDeps(&d)
 	return api.NewHandler(d)
@@ -264,7 +277,8 @@ func (a *app) handler() http.Handler {
 func (a *app) commands() api.Player { return a.player }
 
 func (a *app) home() home.Home {
-	return home.Build(a.navigation(), a.catalog.Folders(), a.saved.Load().Resume, a.settings.Get().Language)
+	folders, resume := a.visible(a.catalog.Folders(), a.saved.Load().Resume)
+	return home.Build(a.navigation(), folders, resume, a.settings.Get().Language)
 }
 
 // info is GET /api/info: the version and what interfaces need to know.

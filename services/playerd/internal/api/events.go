@@ -15,7 +15,6 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 // StreamLimits bound GET /api/events. Zero values mean the defaults.
@@ -168,7 +167,7 @@ func (h *handler) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.event(0, events.KindReset, []byte("{}"))
 	}
 	if start {
-		data, err := json.Marshal(statusEvent{h.Player.Status(), time.Now()})
+		data, err := json.Marshal(statusEvent{h.statusBody(h.Player.Status()), time.Now()})
 		if err != nil {
 			return // a status that cannot be encoded; /api/status would fail too
 		}
@@ -221,23 +220,13 @@ func (h *handler) eventStream(w http.ResponseWriter, r *http.Request) {
 // statusEvent is the first event: the body of GET /api/status and when
 // its position was read.
 type statusEvent struct {
-	player.Status
+	statusBody
 	At time.Time `json:"at"`
 }
 
-// MarshalJSON adds "at" to the status's own encoding (player.Status has a
-// MarshalJSON of its own, which embedding would otherwise promote).
+// MarshalJSON adds "at" to the status body's own encoding.
 func (e statusEvent) MarshalJSON() ([]byte, error) {
-	st, err := json.Marshal(e.Status)
-	if err != nil {
-		return nil, err
-	}
-	at, err := json.Marshal(e.At)
-	if err != nil {
-		return nil, err
-	}
-	out := append(st[:len(st)-1:len(st)-1], `,"at":`...)
-	return append(append(out, at...), '}'), nil
+	return withField(e.statusBody, "at", e.At)
 }
 
 // sse writes the event-stream format. A write error is kept and ends the

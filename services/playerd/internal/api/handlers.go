@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -16,7 +18,56 @@ func (h *handler) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Player.Status())
+	writeJSON(w, http.StatusOK, h.statusBody(h.Player.Status()))
+}
+
+// statusBody is the player status with the parental restrictions beside
+// it (GET /api/status, the answer of POST /api/command).
+type statusBody struct {
+	player.Status
+	Restrictions any `json:"restrictions,omitempty"`
+}
+
+// MarshalJSON adds the restrictions to the status's own encoding
+// (player.Status has a MarshalJSON, which embedding would promote and so
+// drop the field).
+func (b statusBody) MarshalJSON() ([]byte, error) {
+	if b.Restrictions == nil {
+		return json.Marshal(b.Status)
+	}
+	return withField(b.Status, "restrictions", b.Restrictions)
+}
+
+// withField encodes obj, a JSON object, with one more field.
+func withField(obj any, name string, v any) ([]byte, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	field, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 2 || data[len(data)-1] != '}' {
+		return nil, fmt.Errorf("api: %T is not encoded as a JSON object", obj)
+	}
+	out := data[:len(data)-1]
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	out = append(out, '"', ':')
+	out = append(append(out, field...), '}')
+	return out, nil
+}
+
+func (h *handler) statusBody(st player.Status) statusBody {
+	b := statusBody{Status: st}
+	if h.Restrictions != nil {
+		b.Restrictions = h.Restrictions()
+	}
+	return b
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +145,7 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("command failed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, h.statusBody(st))
 }
 
 type speakRequest struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
 // writeJSON answers with v as JSON.
@@ -18,9 +19,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// errorBody is the one error shape of the API.
+// errorBody is the one error shape of the API. A rule's refusal also
+// names the rule and until when it holds.
 type errorBody struct {
-	Error string `json:"error"`
+	Error  string     `json:"error"`
+	Reason string     `json:"reason,omitempty"`
+	Until  *time.Time `json:"until,omitempty"`
 }
 
 // fail answers with err's kind as the status and what a client may be told
@@ -35,7 +39,15 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if d := fault.RetryAfterOf(err); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 	}
-	h.writeError(w, r, fault.HTTPStatus(kind), fault.Message(err))
+	body := errorBody{Error: fault.Message(err)}
+	var refusal *rules.Refusal
+	if errors.As(err, &refusal) {
+		body.Reason = refusal.Reason
+		if !refusal.Until.IsZero() {
+			body.Until = &refusal.Until
+		}
+	}
+	h.writeBody(w, fault.HTTPStatus(kind), body)
 }
 
 // failed names a failure of the box: an error that carries no kind of its
@@ -53,5 +65,9 @@ func failed(what string, err error) error {
 // writeError is the only place that writes an error response; handlers go
 // through fail, the router's own 404 and 405 come here directly.
 func (h *handler) writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
-	writeJSON(w, status, errorBody{Error: msg})
+	h.writeBody(w, status, errorBody{Error: msg})
+}
+
+func (h *handler) writeBody(w http.ResponseWriter, status int, body errorBody) {
+	writeJSON(w, status, body)
 }

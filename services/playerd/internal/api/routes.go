@@ -56,6 +56,10 @@ type Deps struct {
 	Speaker Speaker      // optional
 	Display Display      // optional
 	Net     Connectivity // optional: netd, the Wi-Fi
+	// Restrictions are the parental rules in force, shown beside the
+	// player status; Parental the rules a parent sets. Both optional.
+	Restrictions func() any
+	Parental     Parental
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
@@ -202,6 +206,8 @@ func (h *handler) routes(r *mux.Router) {
 	put("/api/admin/podcasts/{id}", h.updatePodcast)
 	del("/api/admin/podcasts/{id}", h.deletePodcast)
 	post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
+	get("/api/admin/parental", h.parental)
+	put("/api/admin/parental", h.setParental)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -13,6 +13,11 @@ const (
 	Loopback Via = "loopback"
 	// Network: anyone else who can reach the port: the home network.
 	Network Via = "network"
+	// Touch: the box's own touch screen, that is the child.
+	Touch Via = "touch"
+	// Internal: the box acting on its own: the parental rules ending
+	// playback, a critical battery pausing it. Never an outside request.
+	Internal Via = "internal"
 	// HomeAutomation: a paired client of the home-automation API (:8443)
 	// with a valid token; Caller.Client names it.
 	HomeAutomation Via = "home-automation"

@@ -383,7 +383,8 @@ func TestMappingsValidatedAndSaved(t *testing.T) {
 		{"1", Mapping{Action: ActVolumeDelta, Value: num(0)}},
 		{"1", Mapping{Action: ActVolumeDelta, Value: num(2.5)}},
 		{"1", Mapping{Action: ActSleepTimer, Value: num(0)}},
-		{"1", Mapping{Action: ActSleepTimer, Value: num(721)}},
+		{"1", Mapping{Action: ActSleepTimer, Value: num(4)}},
+		{"1", Mapping{Action: ActSleepTimer, Value: num(121)}},
 		{"1", Mapping{Action: ActStop, Name: "a\nb"}},
 		{"1", Mapping{Action: ActStop, Name: strings.Repeat("x", 81)}},
 	}

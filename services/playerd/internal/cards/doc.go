@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -59,7 +60,6 @@ const (
 	MaxIDLen        = 32
 	maxNameLen      = 80
 	DefaultSleepMin = 15
-	maxSleepMin     = 720
 	maxVolumeStep   = 50
 )
 
@@ -154,8 +154,10 @@ func (m Mapping) Validate() error {
 		}
 		switch m.Action {
 		case ActSleepTimer:
-			if v < 1 || v > maxSleepMin {
-				return fault.New(fault.Invalid, "sleep_timer value is minutes, 1..%d", maxSleepMin)
+			// The rules' range: a card the gate would refuse is refused
+			// when it is mapped, not when a child holds it up.
+			if v < rules.SleepMin || v > rules.SleepMax {
+				return fault.New(fault.Invalid, "sleep_timer value is minutes, %d..%d", rules.SleepMin, rules.SleepMax)
 			}
 		case ActVolumeDelta:
 			if v == 0 || math.Abs(v) > maxVolumeStep {

@@ -16,9 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
 // Size of the headless frame unless Options.Size says otherwise: the
@@ -51,6 +53,9 @@ type Options struct {
 	// command, a framebuffer write); the serving layer logs them.
 	OnError func(error)
 	Now     func() time.Time
+	// Restrictions tells what the parental rules do (the sleep timer's
+	// button); nil: no timer is ever shown as set.
+	Restrictions func() rules.Restrictions
 	// Pairing shows the home-automation pairing card; nil: none.
 	// Fingerprint is the TLS key's fingerprint the card shows with it.
 	Pairing     PairingSource
@@ -333,6 +338,7 @@ func (d *Display) build(st player.Status) view {
 	if v.Screen == screenPlaying {
 		v.Playing = playingFrom(st)
 		v.Playing.Step = d.o.VolumeStep
+		v.Playing.Sleep, v.Playing.SleepOn, v.Playing.SleepNext = d.sleepButton(v.Text)
 		return v
 	}
 	cats := d.home.Categories
@@ -391,7 +397,8 @@ func label(ls map[string]string, lang, fallback string) string {
 }
 
 // Tap acts on a tap at p as the child sees the screen: on the targets of
-// the frame last drawn. Player commands go through Player.Do.
+// the frame last drawn. Player commands go through Command. A command a
+// parental rule refuses is no error: the child sees why instead.
 func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	d.mu.Lock()
 	d.lastActive = d.o.Now()
@@ -418,7 +425,11 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	switch act.kind {
 	case actCommand, actPlayItem:
 		cmd := act.cmd
-		if _, err := d.o.Player.Do(ctx, cmd); err != nil {
+		if err := d.Command(ctx, cmd); err != nil {
+			var refusal *rules.Refusal
+			if errors.As(err, &refusal) {
+				return nil
+			}
 			return fmt.Errorf("display: tap %q: %w", cmd.Action, err)
 		}
 		if act.kind == actPlayItem {
@@ -454,6 +465,41 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	}
 	return nil
 }
+
+// Command runs cmd for the touch screen: the caller is auth.Touch (the
+// child), and whatever the rules say of a child's command holds for it. A
+// refusal of a rule is shown as a friendly screen (bedtime, enough for
+// today, a parent's folder) and returned.
+func (d *Display) Command(ctx context.Context, cmd player.Command) error {
+	ctx = auth.WithCaller(ctx, auth.Caller{Via: auth.Touch})
+	_, err := d.o.Player.Do(ctx, cmd)
+	var refusal *rules.Refusal
+	if errors.As(err, &refusal) {
+		d.ShowRefusal(refusal)
+	}
+	return err
+}
+
+// ShowRefusal says in the child's words why nothing plays: after a refused
+// tap, and when a rule ended the music.
+func (d *Display) ShowRefusal(r *rules.Refusal) {
+	tx := textsByLang[d.o.Lang]
+	title, text := tx.Locked, tx.LockedText
+	switch r.Reason {
+	case rules.ReasonBedtime:
+		title, text = tx.Bedtime, fmt.Sprintf(tx.BedtimeText, r.Until.Format("15:04"))
+	case rules.ReasonDailyLimit:
+		title, text = tx.Enough, tx.EnoughText
+	}
+	ms := int64(refusalShown / time.Millisecond)
+	if _, err := d.ShowMessage(MessageRequest{Title: &title, Message: &text, DurationMS: &ms}); err != nil {
+		d.o.OnError(err)
+	}
+}
+
+// refusalShown is how long the friendly screen stays, as the real box's
+// own messages do.
+const refusalShown = 6 * time.Second
 
 // ShowMessage validates r and shows it at once, replacing any message on
 // screen. A duration of 0 shows nothing and clears the current message.
@@ -583,4 +629,37 @@ func (d *Display) UIState() UIState {
 	d.mu.Unlock()
 	s.Message = d.ActiveMessage()
 	return s
+}
+
+// sleepButton is what the sleep-timer button says and does: each tap sets
+// the next step of 15, 30 and 60 minutes, then off. A timer set elsewhere
+// (the API, "end of track") is shown and the next tap ends it.
+func (d *Display) sleepButton(tx texts) (label string, on bool, next player.Command) {
+	minutes := func(m float64) player.Command {
+		return player.Command{Action: player.ActSleepTimer, Value: &m}
+	}
+	if d.o.Restrictions == nil {
+		return "", false, minutes(15)
+	}
+	t := d.o.Restrictions().SleepTimer
+	switch {
+	case t == nil:
+		return "", false, minutes(15)
+	case t.Until == player.UntilTrack:
+		return tx.SleepTrack, true, minutes(0)
+	case t.Until == player.UntilFolder:
+		return tx.SleepFolder, true, minutes(0)
+	}
+	left := 0
+	if t.LeftSeconds != nil {
+		left = (*t.LeftSeconds + 59) / 60
+	}
+	label = fmt.Sprintf(tx.SleepMinutes, left)
+	switch {
+	case left <= 15:
+		return label, true, minutes(30)
+	case left <= 30:
+		return label, true, minutes(60)
+	}
+	return label, true, minutes(0)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -24,6 +25,7 @@ type fakePlayer struct {
 	st   player.Status
 	feed *events.Bus
 	cmds []player.Command
+	vias []auth.Via // who each command came from
 	err  error
 }
 
@@ -47,9 +49,10 @@ func (p *fakePlayer) set(f func(*player.Status)) {
 	}
 }
 
-func (p *fakePlayer) Do(_ context.Context, c player.Command) (player.Status, error) {
+func (p *fakePlayer) Do(ctx context.Context, c player.Command) (player.Status, error) {
 	p.mu.Lock()
 	p.cmds = append(p.cmds, c)
+	p.vias = append(p.vias, auth.CallerFrom(ctx).Via)
 	err := p.err
 	p.mu.Unlock()
 	if err != nil {

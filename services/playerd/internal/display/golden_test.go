@@ -51,6 +51,9 @@ func TestGoldenScreens(t *testing.T) {
 			tapAt(t, d, "now playing button", actGoPlaying)
 		}},
 		{name: "home_battery_low", st: idleStatus(), setup: func(t *testing.T, d *Display) { d.SetBatteryLow(true) }},
+		{name: "playing_sleep_timer", st: playingStatus(), setup: func(t *testing.T, d *Display) {
+			d.o.Restrictions = sleepLeft(12 * 60)
+		}},
 		{name: "message", st: playingStatus(), setup: func(t *testing.T, d *Display) {
 			showMessage(t, d, "Gute Nacht!", "Zähneputzen nicht vergessen – in fünf Minuten geht das Licht aus. Schlaf schön, süße Träume!", 8000)
 		}},

@@ -19,6 +19,7 @@ const (
 	tileText  = 34  // title line under a cover
 	buttonBig = 104 // play/pause
 	buttonMid = 88  // previous, next, volume
+	sleepW    = 150 // the sleep timer's button
 )
 
 type actionKind int
@@ -134,12 +135,14 @@ type playingLayout struct {
 	volDown  image.Rectangle
 	volBar   image.Rectangle
 	volUp    image.Rectangle
+	sleep    image.Rectangle // the sleep timer
 }
 
 func layoutPlaying(c image.Rectangle) playingLayout {
 	var l playingLayout
 	l.home = image.Rect(c.Min.X+edge, c.Min.Y+8, c.Min.X+edge+headerH-16+8, c.Min.Y+headerH-8)
-	l.folder = image.Rect(l.home.Max.X+gap, c.Min.Y, c.Max.X-edge, c.Min.Y+headerH)
+	l.sleep = image.Rect(c.Max.X-edge-sleepW, c.Min.Y+8, c.Max.X-edge, c.Min.Y+headerH-8)
+	l.folder = image.Rect(l.home.Max.X+gap, c.Min.Y, l.sleep.Min.X-gap, c.Min.Y+headerH)
 
 	body := image.Rect(c.Min.X+edge, c.Min.Y+headerH, c.Max.X-edge, c.Max.Y-edge)
 	side := min(body.Dy(), body.Dx()*2/5)

@@ -59,6 +59,11 @@ type playingView struct {
 	Error  string
 	// NowPlaying is a station's current title, shown under its name.
 	NowPlaying string
+	// The sleep-timer button: its label ("12 min"), whether a timer is
+	// set, and the command of the next tap.
+	Sleep     string
+	SleepOn   bool
+	SleepNext player.Command
 }
 
 type msgView struct {
@@ -74,19 +79,35 @@ type texts struct {
 	// The pairing card.
 	PairTitle, PairWaiting, PairWants, PairAllowed, PairEnter, PairFingerprint, Cancel string
 	Scopes                                                                             map[pairing.Scope]string
+	// What a refused tap shows: bedtime (BedtimeText takes "07:00"), the
+	// daily limit, a locked folder.
+	Bedtime, BedtimeText string
+	Enough, EnoughText   string
+	Locked, LockedText   string
+	// The sleep timer's button: minutes left ("%d min"), or to the end of
+	// the track or folder.
+	SleepMinutes, SleepTrack, SleepFolder string
 }
 
 var textsByLang = map[string]texts{
 	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
 		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
 		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",
-		Cancel: "Abbrechen",
-		Scopes: map[pairing.Scope]string{pairing.Read: "lesen", pairing.Control: "steuern", pairing.Notify: "Nachrichten", pairing.Power: "Ein/Aus"}},
+		Cancel:  "Abbrechen",
+		Scopes:  map[pairing.Scope]string{pairing.Read: "lesen", pairing.Control: "steuern", pairing.Notify: "Nachrichten", pairing.Power: "Ein/Aus"},
+		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
+		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
+		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener.",
+		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge"},
 	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
 		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
 		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
-		Cancel: "Cancel",
-		Scopes: map[pairing.Scope]string{pairing.Read: "read", pairing.Control: "control", pairing.Notify: "notify", pairing.Power: "power"}},
+		Cancel:  "Cancel",
+		Scopes:  map[pairing.Scope]string{pairing.Read: "read", pairing.Control: "control", pairing.Notify: "notify", pairing.Power: "power"},
+		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
+		Enough: "That's enough for today", EnoughText: "More tomorrow.",
+		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one.",
+		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder"},
 }
 
 // renderer draws views. Not safe for concurrent use.
@@ -210,6 +231,8 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	roundRect(dst, l.home, 18, colPanelHi)
 	iconHome(dst, l.home.Inset(16), colAccent)
 	textBox(dst, r.f.titleBold, l.folder, colText, p.Folder, false)
+	r.sleepButton(dst, l.sleep, p)
+	ts = append(ts, target{l.sleep, action{kind: actCommand, cmd: p.SleepNext}})
 
 	r.cover(dst, l.cover, p.Cover, p.Folder)
 	textBox(dst, r.f.titleBold, l.title, colText, p.Title, false)
@@ -371,4 +394,30 @@ func iconHome(dst draw.Image, r image.Rectangle, c color.Color) {
 	w := r.Dx() * 2 / 3
 	body := image.Rect(r.Min.X+(r.Dx()-w)/2, int(roof)-1, r.Min.X+(r.Dx()-w)/2+w, r.Max.Y)
 	fill(dst, body, c)
+}
+
+// sleepButton draws the sleep timer's button: a moon, and while a timer is
+// set, what is left of it on an accent background.
+func (r *renderer) sleepButton(dst *image.RGBA, b image.Rectangle, p *playingView) {
+	bg, fg := colPanelHi, colAccent
+	if p.SleepOn {
+		bg, fg = colAccent, colDark
+	}
+	roundRect(dst, b, 18, bg)
+	icon := image.Rect(b.Min.X+14, b.Min.Y+14, b.Min.X+b.Dy()-14, b.Max.Y-14)
+	if p.Sleep == "" {
+		icon = centered(b, icon.Dx(), icon.Dy())
+	}
+	iconMoon(dst, icon, fg, bg)
+	if p.Sleep != "" {
+		textBox(dst, r.f.body, image.Rect(icon.Max.X+6, b.Min.Y, b.Max.X-10, b.Max.Y), fg, p.Sleep, true)
+	}
+}
+
+// iconMoon is a crescent: a disc with a disc of the background taken out.
+func iconMoon(dst *image.RGBA, r image.Rectangle, c, bg color.RGBA) {
+	d := min(r.Dx(), r.Dy())
+	roundRect(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+d, r.Min.Y+d), d/2, c)
+	off := d / 3
+	roundRect(dst, image.Rect(r.Min.X+off, r.Min.Y-off/2, r.Min.X+off+d, r.Min.Y-off/2+d), d/2, bg)
 }

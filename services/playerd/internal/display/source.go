@@ -10,8 +10,9 @@ import (
 )
 
 // Player is the part of the player engine the screen needs. Buttons go
-// through Do, the same path as POST /api/command, so limits such as the
-// maximum volume hold for touch too.
+// through Do as the touch caller (Display.Command), the same path as POST
+// /api/command, so the maximum volume and the parental rules hold for
+// touch too.
 type Player interface {
 	Status() player.Status
 	Do(ctx context.Context, cmd player.Command) (player.Status, error)

@@ -3,6 +3,7 @@ package display
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"sync"
 	"testing"
@@ -10,7 +11,10 @@ import (
 
 	evdev "github.com/holoplot/go-evdev"
 
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
 // fakeEvents replays evdev events, then blocks like a quiet device until
@@ -137,6 +141,102 @@ func TestTouchTapOnTile(t *testing.T) {
 	}
 	if got := d.shown.Screen; got != screenPlaying {
 		t.Errorf("screen after the tap = %v, want now playing", got)
+	}
+}
+
+// A tap the parental rules refuse is no error: the screen says why, in the
+// child's words, and stays where it was. Every tap command comes from the
+// touch caller, so the rules treat it as the child's.
+func TestRefusedTapShowsWhy(t *testing.T) {
+	p := newFakePlayer(idleStatus())
+	d, _ := newTestDisplay(t, p, nil)
+	snap(t, d)
+	cell := layoutHome(content(d.o.Size, false)).cells[0]
+	until := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		err         error
+		title, text string
+	}{
+		{&rules.Refusal{Reason: rules.ReasonBedtime, Msg: "bedtime until 07:00", Until: until}, "Schlafenszeit", "Gute Nacht! Um 07:00 geht es weiter."},
+		{&rules.Refusal{Reason: rules.ReasonDailyLimit, Msg: "daily limit reached", Until: until}, "Genug für heute", "Morgen geht es weiter."},
+		{&rules.Refusal{Reason: rules.ReasonLocked, Msg: "folder is locked"}, "Nur mit Mama oder Papa", "Das startet ein Erwachsener."},
+	} {
+		p.mu.Lock()
+		p.err = c.err
+		p.mu.Unlock()
+		if _, err := d.ShowMessage(MessageRequest{Message: str("x"), DurationMS: new(int64)}); err != nil { // clear
+			t.Fatal(err)
+		}
+		snap(t, d)
+		if err := d.Tap(context.Background(), centre(cell)); err != nil {
+			t.Fatalf("%s: tap: %v", c.title, err)
+		}
+		m := d.ActiveMessage()
+		if m == nil || m.Title != c.title || m.Message != c.text {
+			t.Errorf("shown: %+v, want %q %q", m, c.title, c.text)
+		}
+		if got := d.shown.Screen; got != screenHome {
+			t.Errorf("screen after a refused tap = %v", got)
+		}
+	}
+	p.mu.Lock()
+	p.err = fault.New(fault.Conflict, "queue is empty")
+	vias := append([]auth.Via(nil), p.vias...)
+	p.mu.Unlock()
+	if err := d.Command(context.Background(), player.Command{Action: player.ActPlay}); !errors.Is(err, fault.Conflict) {
+		t.Errorf("other errors are errors: %v", err)
+	}
+	for _, v := range vias {
+		if v != auth.Touch {
+			t.Errorf("a tap came as %q", v)
+		}
+	}
+}
+
+// sleepLeft is parental restrictions with a sleep timer of secs left.
+func sleepLeft(secs int) func() rules.Restrictions {
+	return func() rules.Restrictions {
+		m := 60
+		return rules.Restrictions{SleepTimer: &rules.SleepState{Until: "time", Minutes: &m, LeftSeconds: &secs}}
+	}
+}
+
+// The sleep timer's button steps through 15, 30 and 60 minutes and off,
+// from whatever is set now, as the child.
+func TestSleepButtonSteps(t *testing.T) {
+	p := newFakePlayer(playingStatus())
+	d, _ := newTestDisplay(t, p, nil)
+	b := layoutPlaying(content(d.o.Size, false)).sleep
+	for _, c := range []struct {
+		set  func() rules.Restrictions
+		want string // the command's value
+	}{
+		{nil, "15"},
+		{func() rules.Restrictions { return rules.Restrictions{} }, "15"},
+		{sleepLeft(12 * 60), "30"},
+		{sleepLeft(25 * 60), "60"},
+		{sleepLeft(45 * 60), "0"},
+		{func() rules.Restrictions {
+			return rules.Restrictions{SleepTimer: &rules.SleepState{Until: player.UntilTrack}}
+		}, "0"},
+	} {
+		d.o.Restrictions = c.set
+		snap(t, d)
+		if err := d.Tap(context.Background(), centre(b)); err != nil {
+			t.Fatal(err)
+		}
+		cmds := p.commands()
+		last := cmds[len(cmds)-1]
+		if last.Action != player.ActSleepTimer || last.Value == nil || fmt.Sprint(*last.Value) != c.want {
+			t.Errorf("tap: %+v, want sleep_timer %s", last, c.want)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, v := range p.vias {
+		if v != auth.Touch {
+			t.Errorf("a tap came as %q", v)
+		}
 	}
 }
 

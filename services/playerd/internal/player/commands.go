@@ -3,13 +3,13 @@ package player
 import (
 	"errors"
 	"math"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
-// command applies one command in the player goroutine.
+// command applies one command in the player goroutine; its fields are
+// checked (checkFields) and the gate has admitted it.
 func (p *Player) command(c Command) error {
-	if err := checkFields(c); err != nil {
-		return err
-	}
 	switch c.Action {
 	case ActVolume:
 		return p.setVolume(int(math.Round(*c.Value)))
@@ -21,6 +21,11 @@ func (p *Player) command(c Command) error {
 		return p.startFolder(c.FolderID, *c.ItemIndex, true)
 	case ActStop:
 		return p.stop()
+	case ActSleepTimer:
+		if p.cfg.Gate == nil {
+			return fault.New(fault.Unavailable, "no sleep timer without parental rules")
+		}
+		return nil // the gate's commit sets it
 	}
 	if len(p.queue) == 0 {
 		return conflict("queue is empty")
@@ -62,12 +67,16 @@ func checkFields(c Command) error {
 	case ActResume:
 		needFolder, needIndex = true, true
 	case ActToggle, ActPlay, ActPause, ActStop, ActNext, ActPrevious:
+	case ActSleepTimer:
+		return checkSleepTimer(c)
 	case "":
 		return invalid("action is required")
 	default:
 		return invalid("unknown action %q", c.Action)
 	}
 	switch {
+	case c.Until != "":
+		return invalid("field \"value\" must be a number for %s, not %q", c.Action, c.Until)
 	case needValue && c.Value == nil:
 		return invalid("%s needs a numeric value", c.Action)
 	case !needValue && c.Value != nil:
@@ -81,10 +90,28 @@ func checkFields(c Command) error {
 	case !needIndex && c.ItemIndex != nil:
 		return invalid("%s takes no item_index", c.Action)
 	}
+	return checkNumber(c)
+}
+
+func checkNumber(c Command) error {
 	if c.Value != nil && (math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) || math.Abs(*c.Value) > 1e9) {
 		return invalid("invalid value")
 	}
 	return nil
+}
+
+// checkSleepTimer: value is minutes (the gate judges the range) or the word
+// "track" or "folder"; nothing else.
+func checkSleepTimer(c Command) error {
+	switch {
+	case c.FolderID != "" || c.ItemIndex != nil:
+		return invalid("sleep_timer takes only value")
+	case c.Value == nil && c.Until == "":
+		return invalid("sleep_timer needs value: minutes, 0 to cancel, or \"track\" or \"folder\"")
+	case c.Until != "" && c.Until != UntilTrack && c.Until != UntilFolder:
+		return invalid("sleep_timer value must be minutes, \"track\" or \"folder\", not %q", c.Until)
+	}
+	return checkNumber(c)
 }
 
 // intent is the music state the user asked for; during an announcement the

@@ -14,7 +14,7 @@ func gainFor(volume int) float64 {
 	return math.Pow(10, float64(volume-100)*volumeRangeDB/100/20)
 }
 
-func (p *Player) clampVolume(v int) int { return max(0, min(v, p.cfg.MaxVolume)) }
+func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
 
 // rampGains fills gains with the gain of each frame of the next len(gains)
 // frames, moving from the current gain to target over them (no zipper noise

@@ -48,6 +48,9 @@ type Config struct {
 	// nil when it ends. It is called from the player goroutine and must
 	// not block (the event feed hands it on).
 	OnNowPlaying func(title *string)
+	// Gate judges every command and announcement before it runs (gate.go);
+	// nil admits everything (tests and tools without parental rules).
+	Gate Gate
 }
 
 const (
@@ -91,6 +94,7 @@ type Player struct {
 	clips      []*clip   // announcements; the first one is playing
 	musicWas   State     // music state to return to after announcements
 	jumps      uint64    // Status.Jumps
+	gateMax    int       // the gate's volume cap; 0: none
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -99,6 +103,7 @@ type Player struct {
 }
 
 type request struct {
+	ctx  context.Context // the caller's, for the gate
 	cmd  Command
 	clip *clip
 	// change is an owner's change of the player's configuration or saved
@@ -195,7 +200,7 @@ func (p *Player) Do(ctx context.Context, cmd Command) (Status, error) {
 }
 
 func (p *Player) send(ctx context.Context, r request) (Status, error) {
-	r.resp = make(chan response, 1)
+	r.ctx, r.resp = ctx, make(chan response, 1)
 	select {
 	case p.cmds <- r:
 	case <-p.closed:
@@ -273,19 +278,38 @@ func (p *Player) audible() bool {
 
 func (p *Player) handle(r request) {
 	var err error
-	switch {
-	case r.change != nil:
+	if r.change != nil {
 		err = r.change()
-	case r.clip != nil:
-		err = p.enqueueClip(r.clip)
-	default:
-		err = p.command(r.cmd)
+	} else {
+		err = p.run(r)
 	}
 	// Before the answer: an acknowledged change is already on its way to
 	// the disk.
 	p.persist(state.Urgent)
 	p.publish(true)
 	r.resp <- response{status: p.Status(), err: err}
+}
+
+// run checks a request, asks the gate and carries it out.
+func (p *Player) run(r request) error {
+	if r.clip == nil {
+		if err := checkFields(r.cmd); err != nil {
+			return err
+		}
+	}
+	v, err := p.admit(r)
+	if err != nil {
+		return err
+	}
+	if r.clip != nil {
+		err = p.enqueueClip(r.clip)
+	} else {
+		err = p.command(r.cmd)
+	}
+	if err == nil && v.Commit != nil {
+		v.Commit()
+	}
+	return err
 }
 
 // ensureSink opens the sink if it is not open; failures are retried later.
@@ -336,7 +360,7 @@ func (p *Player) publish(notify bool) {
 		Queue:     p.queue,
 		Index:     p.index,
 		Volume:    p.volume,
-		MaxVolume: p.cfg.MaxVolume,
+		MaxVolume: p.maxVolume(),
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
 		Jumps:     p.jumps,

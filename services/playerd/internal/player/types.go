@@ -29,22 +29,34 @@ const (
 	ActVolumeDelta = "volume_delta"
 	ActFolder      = "folder"
 	ActResume      = "resume"
+	// ActSleepTimer belongs to the parental rules (the Gate): the player
+	// checks its fields and the gate carries it out once admitted.
+	ActSleepTimer = "sleep_timer"
+)
+
+// Sleep timer ends given as words in "value" instead of minutes.
+const (
+	UntilTrack  = "track"  // the end of the current track
+	UntilFolder = "folder" // the end of the queue
 )
 
 // Command is one player command, as POST /api/command carries it. The touch
 // screen sends the same commands, so every rule applies to every input path.
+// On the wire "value" is a number, or for sleep_timer also one of the
+// words UntilTrack and UntilFolder, which decode into Until (command_json.go).
 type Command struct {
 	Action    string   `json:"action"`
 	FolderID  string   `json:"folder_id,omitempty"`
 	Value     *float64 `json:"value,omitempty"`
 	ItemIndex *int     `json:"item_index,omitempty"`
+	Until     string   `json:"-"`
 }
 
 // ErrClosed is returned by Do and Announce once the player has shut down.
 // Other refusals carry the kinds of package fault: fault.Invalid for a
 // malformed command or an unknown folder, fault.Conflict for one that is not
 // possible right now (play with an empty queue), fault.Busy for a full
-// announcement queue.
+// announcement queue; refusals of the Gate are its own (fault.Forbidden).
 var ErrClosed = fault.New(fault.Unavailable, "player is shut down")
 
 // QueueItem is one track of the queue as the status reports it.

@@ -11,6 +11,20 @@ type Saved struct {
 	Volume int                    `json:"volume"`
 	Queue  *Queue                 `json:"queue,omitempty"`
 	Resume map[string]ResumePoint `json:"resume"` // by folder id
+	// Listening is the parental rules' daily counter; it travels with the
+	// player state so that one saver writes both (package rules).
+	Listening *Listening `json:"listening,omitempty"`
+}
+
+// Listening is how much music was heard on one day, for the daily limit.
+type Listening struct {
+	Day     string  `json:"day"`     // the local date it counts for, "2006-01-02"
+	Seconds float64 `json:"seconds"` // music heard that day
+	// Announced: the box has said that the limit is reached, that day.
+	Announced bool `json:"announced,omitempty"`
+	// LastSeen is the newest time known from a set clock, for a start
+	// before the network time is set (the Pi has no real-time clock).
+	LastSeen time.Time `json:"last_seen,omitzero"`
 }
 
 // Queue is the queue that was loaded when the state was saved.
@@ -34,6 +48,10 @@ func (s Saved) Clone() Saved {
 	if s.Queue != nil {
 		q := *s.Queue
 		c.Queue = &q
+	}
+	if s.Listening != nil {
+		l := *s.Listening
+		c.Listening = &l
 	}
 	c.Resume = make(map[string]ResumePoint, len(s.Resume))
 	for k, v := range s.Resume {

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
+)
+
+// Parental is the parent's rules behind GET and PUT /api/admin/parental.
+type Parental interface {
+	Rules() rules.Rules
+	// SetRules checks r completely, saves it atomically and puts it in
+	// force, or changes nothing; it returns the rules as saved.
+	SetRules(r rules.Rules) (rules.Rules, error)
+}
+
+var errNoParental = fault.New(fault.Unavailable, "parental rules unavailable")
+
+func (h *handler) parental(w http.ResponseWriter, r *http.Request) {
+	if h.Parental == nil {
+		h.fail(w, r, errNoParental)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.Parental.Rules())
+}
+
+// setParental replaces the whole document: a field left out is emptied,
+// so what the parent sees after a PUT is exactly what was sent.
+func (h *handler) setParental(w http.ResponseWriter, r *http.Request) {
+	var req rules.Rules
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.Parental == nil {
+		h.fail(w, r, errNoParental)
+		return
+	}
+	saved, err := h.Parental.SetRules(req)
+	if err != nil {
+		h.fail(w, r, failed("parental rules not saved", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, saved)
+}

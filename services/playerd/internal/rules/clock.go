@@ -1,0 +1,66 @@
+package rules
+
+import (
+	"time"
+)
+
+// Clock is the time the rules go by. Tests pass a fake one.
+type Clock interface {
+	// Now is the wall clock. The Pi has no real-time clock: until the
+	// network time is set it is wrong, years in the past.
+	Now() time.Time
+	// Uptime never jumps: it measures listening and fades.
+	Uptime() time.Duration
+}
+
+// System is the real clock.
+type System struct{ start time.Time }
+
+// SystemClock returns the real clock.
+func SystemClock() *System { return &System{start: time.Now()} }
+
+func (c *System) Now() time.Time { return time.Now() }
+
+// Uptime is the monotonic time since SystemClock was called.
+func (c *System) Uptime() time.Duration { return time.Since(c.start) }
+
+// Zone gives the time zone the windows and the day are read in. It is
+// asked each time, so a change of the setting applies at once.
+type Zone func() *time.Location
+
+// LocalZone is the zone of the process (TZ, /etc/localtime), UTC without
+// either.
+func LocalZone() *time.Location { return time.Local }
+
+// How far the rules trust the clock, as GET /api/status tells it.
+const (
+	ClockSet       = "set"       // the wall clock is past clockFloor: network time is set
+	ClockEstimated = "estimated" // the last time saved plus the uptime since playerd started
+	ClockUnknown   = "unknown"   // neither: time windows are not judged
+)
+
+// clockFloor: a wall clock before it has not been set. This code did not
+// exist before then, so no correct clock ever reads earlier.
+var clockFloor = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// estimator tells the time when the clock cannot: the newest time saved
+// (before a restart or power cut) plus the uptime since this start. After
+// a power cut it lags by as long as the box was off, so windows come late
+// rather than never.
+type estimator struct {
+	clock      Clock
+	base       time.Time     // the last time known from a set clock
+	baseUptime time.Duration // the uptime when base was true
+}
+
+func (e *estimator) now() (time.Time, string) {
+	wall := e.clock.Now()
+	if !wall.Before(clockFloor) {
+		e.base, e.baseUptime = wall, e.clock.Uptime()
+		return wall, ClockSet
+	}
+	if !e.base.IsZero() {
+		return e.base.Add(e.clock.Uptime() - e.baseUptime), ClockEstimated
+	}
+	return wall, ClockUnknown
+}
