@@ -73,6 +73,8 @@ func PlaybackOf(st player.Status) Playback {
 		p.State = "playing"
 	case player.Paused:
 		p.State = "paused"
+	case player.Buffering:
+		p.State = "buffering"
 	case player.Failed:
 		p.State = "unavailable"
 	}
@@ -85,7 +87,7 @@ func PlaybackOf(st player.Status) Playback {
 		}
 		pos, dur := st.Position, st.Duration
 		p.Position, p.Duration = &pos, &dur
-		if dur <= 0 {
+		if dur <= 0 || st.Live { // a station has no duration
 			p.Duration = nil
 		}
 	}
