@@ -189,6 +189,20 @@ bench-display:
 
 integration: test-display-vm
 
+# ------------------------------------------------------------- Wi-Fi / VM
+# netd against a real kernel's radios: Debian's arm64 kernel with two
+# mac80211_hwsim radios, the real netd and gokrazy's dhcp on one, Debian's
+# hostapd (an open and a WPA2 network) with a test DHCP server on the other,
+# in a network namespace of its own. Scan, join, address, the WPA2 refusal
+# (hwsim has no handshake offload), mDNS over the air, the access point gone
+# and back. Kernel and .debs are fetched once into build/.
+.PHONY: test-netd-vm
+test-netd-vm:
+	$(call apt-install,$(VM_PACKAGES))
+	GO=$(GO) bash services/netd/internal/vmtest/run.sh
+
+integration: test-netd-vm
+
 # ---------------------------------------------------------------------- image
 # The appliance image (gokrazy-instance/, board/, docs/image.md). gok is built
 # from the pinned tools module (`go install gok@version` fails on the proxy).
