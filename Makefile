@@ -233,6 +233,20 @@ test-cards-vm:
 
 integration: test-cards-vm
 
+# ------------------------------------------------------------- Wi-Fi / VM
+# netd against a real kernel's radios: Debian's arm64 kernel with two
+# mac80211_hwsim radios, the real netd and gokrazy's dhcp on one, Debian's
+# hostapd (an open and a WPA2 network) with a test DHCP server on the other,
+# in a network namespace of its own. Scan, join, address, the WPA2 refusal
+# (hwsim has no handshake offload), mDNS over the air, the access point gone
+# and back. Kernel and .debs are fetched once into build/.
+.PHONY: test-netd-vm
+test-netd-vm:
+	$(call apt-install,$(VM_PACKAGES))
+	GO=$(GO) bash services/netd/internal/vmtest/run.sh
+
+integration: test-netd-vm
+
 # ---------------------------------------------------------------------- image
 # The appliance image (gokrazy-instance/, board/, docs/image.md). gok is built
 # from the pinned tools module (`go install gok@version` fails on the proxy).
@@ -240,7 +254,7 @@ integration: test-cards-vm
 # gokrazy-instance/.secrets and reused after; keep it, `make update` needs it.
 # PI_IMAGE_BYTES: size of the SD card; /perm gets all but 1.1 GB of it. The
 # default fits every "4 GB" card; use `blockdev --getsize64 /dev/sdX` for more.
-IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq
+IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq debian-archive-keyring
 APT_PACKAGES  += $(IMAGE_PACKAGES)
 GOK            := $(BIN)/gok
 IMAGE_DIR      := $(CURDIR)/build/image
@@ -252,9 +266,19 @@ $(GOK): gokrazy-instance/tools/go.mod gokrazy-instance/tools/go.sum
 	cd gokrazy-instance/tools && CGO_ENABLED=0 $(GO) build -o $(GOK) github.com/gokrazy/tools/cmd/gok
 gok: $(GOK)
 
+# The Pi's Wi-Fi firmware (brcmfmac) and the regulatory database, from
+# Debian's firmware-brcm80211 and wireless-regdb (fetched once into
+# build/debian-arm64, signature-checked by apt), for the image's /lib/firmware
+# (board/README.md, Wi-Fi).
+WIFI_FIRMWARE_DIR := $(CURDIR)/build/wifi-firmware
+.PHONY: wifi-firmware
+wifi-firmware:
+	$(call apt-install,debian-archive-keyring)
+	bash board/wifi-firmware.sh $(WIFI_FIRMWARE_DIR)
+
 # Flashable Raspberry Pi image (arm64, kernel.rpi, firmware, EEPROM), /perm
 # formatted with the demo library: build/image/storybox.img
-image: $(GOK) speech
+image: $(GOK) speech wifi-firmware
 	$(call apt-install,$(IMAGE_PACKAGES))
 	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox $(IMAGE_DIR)/storybox.img $(PI_IMAGE_BYTES)
 
@@ -271,7 +295,7 @@ vm: vm-image
 
 # Over-the-air update of a running box (A/B root partitions; /perm is kept).
 # BOX=host-or-ip when the name "storybox" does not resolve on your network.
-update: $(GOK) speech
+update: $(GOK) speech wifi-firmware
 	$(call apt-install,$(IMAGE_PACKAGES))
 	$(IMAGE_ENV) gokrazy-instance/update.sh storybox $(BOX)
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mdlayher/wifi"
 	"golang.org/x/sys/unix"
@@ -116,12 +117,21 @@ func (r *NL80211) Up(name string) error {
 	return nil
 }
 
-// Scan triggers a scan and reads its results.
+// staleMargin is how much older than the scan itself an entry may be and
+// still count as seen by it (the kernel keeps ages in jiffies).
+const staleMargin = time.Second
+
+// Scan triggers a scan and reads its results: the access points this scan
+// saw. cfg80211 keeps an access point that went away in its list for 30 s
+// more; listing it (and trying to join it after a router reboot, only to
+// wait out the join timeout) would be wrong, so entries older than the
+// scan are left out.
 func (r *NL80211) Scan(ctx context.Context, name string) ([]BSS, error) {
 	ifi, err := r.lockedIface(name)
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	// Not under mu: a scan takes seconds and uses its own socket, and
 	// the link must stay readable meanwhile.
 	if err := r.c.Scan(ctx, ifi); err != nil {
@@ -133,17 +143,25 @@ func (r *NL80211) Scan(ctx context.Context, name string) ([]BSS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan results on %s: %w", name, err)
 	}
+	return seen(aps, time.Since(start)+staleMargin), nil
+}
+
+// seen lists the named access points no older than maxAge.
+func seen(aps []*wifi.BSS, maxAge time.Duration) []BSS {
 	out := make([]BSS, 0, len(aps))
 	for _, ap := range aps {
 		if ap.SSID == "" {
 			continue // hidden: joinable by name, but nothing to list
+		}
+		if ap.LastSeen > maxAge {
+			continue // not seen by this scan: gone
 		}
 		out = append(out, BSS{
 			SSID: ap.SSID, BSSID: ap.BSSID, SignalDBM: int(ap.Signal / 100), FrequencyMHz: ap.Frequency,
 			Security: security(ap.RSN), LastSeen: ap.LastSeen,
 		})
 	}
-	return out, nil
+	return out
 }
 
 func (r *NL80211) lockedIface(name string) (*wifi.Interface, error) {

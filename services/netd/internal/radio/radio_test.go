@@ -4,9 +4,24 @@ package radio
 
 import (
 	"testing"
+	"time"
 
 	"github.com/mdlayher/wifi"
 )
+
+// An access point the scan did not see again (cfg80211 keeps it listed for
+// 30 s after it went) and a hidden one are left out; signal comes in
+// hundredths of a dBm.
+func TestSeen(t *testing.T) {
+	got := seen([]*wifi.BSS{
+		{SSID: "home", Signal: -4500, LastSeen: 900 * time.Millisecond},
+		{SSID: "gone", Signal: -3000, LastSeen: 12 * time.Second},
+		{SSID: "", Signal: -5000, LastSeen: time.Second},
+	}, 5*time.Second)
+	if len(got) != 1 || got[0].SSID != "home" || got[0].SignalDBM != -45 || got[0].Security != Open {
+		t.Fatalf("seen: %+v", got)
+	}
+}
 
 func TestSecurityFromRSN(t *testing.T) {
 	rsn := func(akms ...wifi.RSNAKM) wifi.RSNInfo { return wifi.RSNInfo{Version: 1, AKMs: akms} }

@@ -459,6 +459,17 @@ func (s *Station) connectedSSID(iface string) string {
 	return ""
 }
 
+// offloads tells whether iface can do the WPA2 handshake itself. An
+// unreadable adapter list says yes: the join itself will tell.
+func (s *Station) offloads(iface string) bool {
+	ads, err := s.cfg.Radio.Adapters()
+	if err != nil {
+		return true
+	}
+	i := slices.IndexFunc(ads, func(a radio.Adapter) bool { return a.Name == iface })
+	return i < 0 || ads[i].PSKOffload
+}
+
 func (s *Station) isStation(iface string) bool {
 	ads, err := s.cfg.Radio.Adapters()
 	if err != nil {
@@ -509,6 +520,12 @@ func (s *Station) Connect(ctx context.Context, req netapi.Connect) error {
 			return
 		}
 		if err = s.checkSecurity(ctx, req); err != nil {
+			return
+		}
+		// Refused before leaving the network joined now: a join that
+		// cannot work must not cost the box its connection.
+		if req.Password != "" && !s.offloads(s.iface) {
+			err = radio.ErrNoOffload
 			return
 		}
 		n := store.Network{SSID: req.SSID, PSK: req.Password}

@@ -42,6 +42,12 @@ func (f *fakeAddr) Down(iface string) error {
 	return nil
 }
 
+func (f *fakeAddr) downCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.downs
+}
+
 func (f *fakeAddr) Addrs(iface string) ipconf.Addr {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -203,18 +209,15 @@ func TestConnectRefusals(t *testing.T) {
 	}
 }
 
-// An adapter without the handshake offload says so, and still joins open
-// networks.
+// An adapter without the handshake offload says so, still joins open
+// networks, and refuses a protected one without leaving the open network
+// it is on.
 func TestNoOffload(t *testing.T) {
 	r := start(t, false)
 	r.radio.Put(radiotest.AP{SSID: "wpa2", BSSID: bssid, SignalDBM: -50, Security: radio.WPA2, PSK: "passphrase"})
 	r.radio.Put(radiotest.AP{SSID: "cafe", BSSID: bssid, SignalDBM: -70, Security: radio.Open})
 	r.wait(t, "the adapter", func(st netapi.Status) bool { return st.State == netapi.StateDisconnected })
 	ctx := context.Background()
-	err := r.st.Connect(ctx, netapi.Connect{SSID: "wpa2", Password: "passphrase"})
-	if !errors.Is(err, radio.ErrNoOffload) || !strings.Contains(fault.Message(err), "open networks only") {
-		t.Fatalf("join through an adapter without offload: %v", err)
-	}
 	ads, err := r.st.Adapters(ctx)
 	if err != nil || len(ads.Adapters) != 1 || ads.Adapters[0].PSKOffload || !strings.Contains(ads.Adapters[0].Note, "open networks only") {
 		t.Fatalf("adapters %+v %v", ads, err)
@@ -223,6 +226,17 @@ func TestNoOffload(t *testing.T) {
 		t.Fatalf("open network: %v", err)
 	}
 	r.wait(t, "the open network", connectedTo("cafe"))
+	joins, downs := r.radio.Joins(), r.addr.downCount()
+	err = r.st.Connect(ctx, netapi.Connect{SSID: "wpa2", Password: "passphrase"})
+	if !errors.Is(err, radio.ErrNoOffload) || !strings.Contains(fault.Message(err), "open networks only") {
+		t.Fatalf("join through an adapter without offload: %v", err)
+	}
+	if st := r.st.Status(); !connectedTo("cafe")(st) || r.radio.Joins() != joins || r.addr.downCount() != downs {
+		t.Fatalf("the refused join touched the connection: %+v, %d joins, %d downs", st, r.radio.Joins()-joins, r.addr.downCount()-downs)
+	}
+	if _, ok := r.store.Lookup("wpa2"); ok {
+		t.Fatal("the refused network was saved")
+	}
 }
 
 // The scan lists each name once at its strongest, strongest first, marks
