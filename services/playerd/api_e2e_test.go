@@ -78,25 +78,7 @@ func bootBoxWith(t *testing.T, media, data string, edit func(*Config), w io.Writ
 		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
 	}
 	resp.Body.Close()
-	// The API answers while the library scan runs; the tests want the
-	// library complete. The deadline only bounds a hang.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var info struct {
-			Library struct{ Scanned bool } `json:"library"`
-		}
-		if resp, err := http.Get(base + "/api/info"); err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&info)
-			resp.Body.Close()
-			if err == nil && info.Library.Scanned {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the library scan did not finish")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitScanned(t, base)
 	stopped := false
 	return base, func() {
 		if stopped {
@@ -485,4 +467,22 @@ func post(t *testing.T, base, body string) map[string]any {
 		t.Fatalf("%s: %d %v", body, resp.StatusCode, m)
 	}
 	return m
+}
+
+// waitScanned waits for the first library scan: the API answers while it
+// runs, and the tests want the library complete. The deadline only bounds
+// a hang.
+func waitScanned(t *testing.T, base string) {
+	t.Helper()
+	waitUntil(t, "the library scan", 60*time.Second, func() bool {
+		var info struct {
+			Library struct{ Scanned bool } `json:"library"`
+		}
+		resp, err := http.Get(base + "/api/info")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(&info) == nil && info.Library.Scanned
+	})
 }

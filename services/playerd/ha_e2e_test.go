@@ -140,6 +140,7 @@ func bootBox(t *testing.T, cfg Config) string {
 		}
 		return err == nil
 	})
+	waitScanned(t, base)
 	return base
 }
 
