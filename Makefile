@@ -128,6 +128,18 @@ bench-flood: build
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
+# bench-play: a real playerd's CPU per audio second (MP3, FLAC, Vorbis into a
+# paced wav), server CPU per GET /api/status, folder command → first sample
+# and idle private RSS (issue 21). PLAY_PLAYERD measures another build (an
+# older commit's, for before/after figures). Tracks are made with sox, lame,
+# flac and oggenc.
+PLAY_PLAYERD ?= $(BIN)/playerd
+PLAY_FLAGS   ?=
+.PHONY: bench-play
+bench-play: build
+	$(call apt-install,sox lame flac vorbis-tools)
+	$(GO) run ./services/playerd/cmd/perfbench -playerd $(PLAY_PLAYERD) $(PLAY_FLAGS)
+
 # --------------------------------------------------------------------- speech
 # storybox-speak (SVOX Pico + espeak-ng), static for amd64 and arm64, with its
 # voice data: build/speech/<arch>/storybox-speak and build/speech/<arch>/data.

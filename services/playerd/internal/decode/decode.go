@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gopxl/beep/v2"
-	"github.com/gopxl/beep/v2/mp3"
 	"github.com/storybox/storybox/services/internal/fault"
 )
 
@@ -131,7 +130,7 @@ func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	}
 	// go-mp3 reads every frame header at open to build its seek table,
 	// one small read per frame: buffering cuts the system calls.
-	return mp3.Decode(newBufferedFile(newSpliced(nil, src, tag, src.size-tag)))
+	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag)))
 }
 
 // bufferedFile gives a decoder buffered reads while keeping Seek and Close.

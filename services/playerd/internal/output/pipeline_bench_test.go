@@ -10,6 +10,7 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/decode"
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
 )
 
 // discard is a device that accepts everything at once.
@@ -64,7 +65,7 @@ func BenchmarkPipeline(b *testing.B) {
 				var st beep.Streamer = dec
 				rate := int(format.SampleRate)
 				if bc.resample {
-					st, rate = beep.Resample(4, format.SampleRate, Rate, dec), Rate
+					st, rate = resample.New(4, format.SampleRate, Rate, dec), Rate
 				}
 				for {
 					n, ok := st.Stream(buf)

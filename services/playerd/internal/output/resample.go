@@ -1,16 +1,19 @@
 package output
 
-import "github.com/gopxl/beep/v2"
+import (
+	"github.com/gopxl/beep/v2"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
+)
 
-// resampleQuality matches the player's: beep's Lagrange interpolation over
+// resampleQuality matches the player's: Lagrange interpolation over
 // 2×4 points.
 const resampleQuality = 4
 
-// beepBlock is how many frames beep's Resampler reads from its source at a
+// beepBlock is how many frames the Resampler reads from its source at a
 // time; a shorter read means the source ended.
-const beepBlock = 512
+const beepBlock = resample.Block
 
-// resampler converts pushed frames from Rate to a device's rate with beep's
+// resampler converts pushed frames from Rate to a device's rate with a
 // Resampler, which pulls. Frames wait in a queue until whole blocks are
 // there, and the resampler is asked only for output whose input window is
 // complete, so it never sees its source run dry mid-stream. That holds back
@@ -19,7 +22,7 @@ type resampler struct {
 	ratio    float64 // input frames per output frame
 	from, to int
 	q        queue
-	rs       *beep.Resampler
+	rs       *resample.Resampler
 	in, out  int // frames pushed and produced since the last reset
 	buf      [][2]float64
 }
@@ -43,7 +46,7 @@ func newResampler(from, to int) *resampler {
 
 func (r *resampler) reset() {
 	r.q.frames = nil
-	r.rs = beep.Resample(resampleQuality, beep.SampleRate(r.from), beep.SampleRate(r.to), &r.q)
+	r.rs = resample.New(resampleQuality, beep.SampleRate(r.from), beep.SampleRate(r.to), &r.q)
 	r.in, r.out = 0, 0
 }
 

@@ -51,6 +51,12 @@ func (s *WAV) Write(frames [][2]float64) error {
 	}
 	s.frames += int64(len(frames))
 	if s.p != nil {
+		// A paced file stands for a device: each period is in the file
+		// when a device would start playing it, not when a buffer of a
+		// third of a second fills, so command → sound can be timed.
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("wav sink: %w", err)
+		}
 		s.p.wrote(len(frames))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/decode"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
 )
 
 // resampleQuality 4 costs about 1 % of a core at 44.1 → 48 kHz and is clean
@@ -46,7 +47,7 @@ func (p *Player) openTrack(t library.Track, item QueueItem) (*track, error) {
 func (t *track) restream() {
 	t.s = t.dec
 	if t.format.SampleRate != output.Rate {
-		t.s = beep.Resample(resampleQuality, t.format.SampleRate, output.Rate, t.dec)
+		t.s = resample.New(resampleQuality, t.format.SampleRate, output.Rate, t.dec)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gopxl/beep/v2/wav"
 
 	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
 )
 
 // maxClipSeconds bounds a clip handed to the player: a voice that returns a
@@ -30,7 +31,7 @@ func ToPCM(data []byte) ([][2]float64, error) {
 	}
 	var src beep.Streamer = s
 	if format.SampleRate != output.Rate {
-		src = beep.Resample(4, format.SampleRate, output.Rate, s)
+		src = resample.New(4, format.SampleRate, output.Rate, s)
 	}
 	want := int(int64(s.Len()) * output.Rate / int64(format.SampleRate))
 	pcm := make([][2]float64, 0, want+output.PeriodFrames)
