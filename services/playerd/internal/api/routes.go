@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -184,6 +185,10 @@ func (h *handler) routes(r *mux.Router) {
 	del("/api/admin/cards/{id}", h.deleteCard)
 	get("/api/admin/input", h.getInput)
 	put("/api/admin/input", h.putInput)
+
+	// The parents' admin page: static files, open to read (what they do
+	// needs a session through the API above), with a CSP of their own.
+	r.PathPrefix(adminui.Prefix).Handler(adminui.Handler()).Methods(http.MethodGet, http.MethodHead)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.
