@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +177,20 @@ func TestAdminPageInChromium(t *testing.T) {
 		}
 	}
 	const password = "correct horse battery"
+	// pageCookies are the browser's cookies for the box (the session is
+	// HttpOnly: the page's scripts cannot read it, DevTools can).
+	pageCookies := func() []*http.Cookie {
+		t.Helper()
+		res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*http.Cookie
+		for _, c := range res.Cookies {
+			out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+		}
+		return out
+	}
 
 	// First start: no password yet, the page asks for one and explains
 	// the reset.
@@ -228,12 +244,8 @@ func TestAdminPageInChromium(t *testing.T) {
 	}
 	run("bad setting", chromedp.SetValue(css("#set-time_zone"), "Mars/Olympus"),
 		chromedp.Click(css("#settings-save")), text("#settings-err", "time_zone"))
-	if v := getJSON[map[string]any](t, base+"/api/admin/settings"); v != nil {
-		// The settings are an admin path: without the page's cookie this
-		// client is refused, and the refusal is what must hold.
-		if _, ok := v["time_zone"]; ok {
-			t.Errorf("admin settings readable without a session: %v", v)
-		}
+	if v := getJSON[map[string]any](t, base+"/api/info")["max_volume"]; v != 42.0 {
+		t.Errorf("a refused save changed max_volume to %v", v)
 	}
 
 	// Library: a new folder and an upload of a WAV and a text file.
@@ -255,8 +267,11 @@ func TestAdminPageInChromium(t *testing.T) {
 	if len(states) != 2 || !strings.HasPrefix(states[0], "Kapitel 1.wav:ok:") || !strings.HasPrefix(states[1], "notizen.txt:refused:") || !strings.Contains(states[1], "Falsches Format") {
 		t.Errorf("upload rows: %q", states)
 	}
-	var newID string
+	var newID, otherID string
 	for _, f := range getJSON[[]map[string]any](t, base+"/api/library") {
+		if f["relative"] == "Hoerspiele/Folge A" {
+			otherID = f["id"].(string)
+		}
 		if f["relative"] == "Neue Folge" {
 			newID = f["id"].(string)
 			if n := len(f["tracks"].([]any)); n != 1 {
@@ -287,6 +302,80 @@ func TestAdminPageInChromium(t *testing.T) {
 	run("system", chromedp.Click(css("#nav-system")), text("#system-version", "test"),
 		text("#battery", "Kein Akku"), shot("system-phone"))
 
+	// Backup and restore: the backup the page links to, restored through
+	// the page.
+	backup := filepath.Join(files, "backup.zip")
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/admin/backup", nil)
+	for _, c := range pageCookies() {
+		req.AddCookie(c)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zip, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("backup with the page's session: %v %v", resp.Status, err)
+	}
+	if err := os.WriteFile(backup, zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("backup link", chromedp.Poll[chromedp.Void](`document.querySelector('#backup-download').getAttribute('href') === '/api/admin/backup'`),
+		chromedp.SetUploadFiles(css("#restore-file"), []string{backup}), chromedp.Click(css("#restore-submit")),
+		text("#restore-form", "Wiederhergestellt: settings.json"))
+
+	// Another web site (a second loopback port) open in the same browser,
+	// with the admin session alive, tries to raise the volume cap and to
+	// play another folder: the box refuses, nothing changes. (The state
+	// is not compared: the one-second track may end meanwhile.)
+	before := getJSON[map[string]any](t, base+"/api/status")
+	wavBytes, err := os.ReadFile(wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tone.wav" {
+			w.Header().Set("Content-Type", "audio/wav")
+			w.Write(wavBytes)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>evil</title><script>
+const box = %q;
+// A multipart upload is a "simple" request that needs no preflight, and
+// the session cookie goes along (same site: same host, other port): only
+// the box's Origin check stops it.
+const upload = fetch('/tone.wav').then((r) => r.blob()).then((b) => {
+  const f = new FormData();
+  f.append('file', b, 'evil.wav');
+  return fetch(box + '/api/admin/library/folders/%s/files', {method: 'POST', mode: 'no-cors', credentials: 'include', body: f});
+});
+Promise.allSettled([
+  upload,
+  fetch(box + '/api/admin/settings', {method: 'PUT', credentials: 'include', headers: {'Content-Type': 'application/json'}, body: '{"audio":{"max_volume":100}}'}),
+  fetch(box + '/api/command', {method: 'POST', mode: 'no-cors', credentials: 'include', headers: {'Content-Type': 'text/plain'}, body: '{"action":"volume","value":0}'}),
+  fetch(box + '/api/command', {method: 'POST', mode: 'no-cors', credentials: 'include', headers: {'Content-Type': 'text/plain'}, body: '{"action":"folder","folder_id":"%s"}'}),
+]).then(() => { document.title = 'done'; });
+</script>`, base, newID, otherID)
+	}))
+	defer evil.Close()
+	ectx, ecancel := chromedp.NewContext(ctx)
+	if err := chromedp.Do(ectx, chromedp.Navigate(evil.URL), chromedp.Poll[chromedp.Void](`document.title === 'done'`)); err != nil {
+		t.Fatalf("the other site's page: %v", err)
+	}
+	ecancel()
+	for _, f := range getJSON[[]map[string]any](t, base+"/api/library") {
+		if f["relative"] == "Neue Folge" && len(f["tracks"].([]any)) != 1 {
+			t.Errorf("another site's page uploaded into the library: %v", f["tracks"])
+		}
+	}
+	after := getJSON[map[string]any](t, base+"/api/status")
+	if after["max_volume"] != 42.0 || after["volume"] != before["volume"] || after["folder"] != before["folder"] {
+		t.Errorf("another site's page changed the box: before %v/%v/%v, after %v/%v/%v",
+			before["max_volume"], before["volume"], before["folder"], after["max_volume"], after["volume"], after["folder"])
+	}
+
 	// Language: the box says German; the switch turns the page English and
 	// back.
 	run("english", chromedp.Click(css("#lang-toggle")), text("#nav-player", "Player"), text("#logout", "Log out"),
@@ -302,16 +391,12 @@ func TestAdminPageInChromium(t *testing.T) {
 	// The session ends elsewhere: the parent logs out on another device,
 	// which ends every session, as the 12 hours running out does. The
 	// page's next request gets 401 and the page goes back to the login.
-	cookies, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/logout", strings.NewReader("{}"))
+	req, _ = http.NewRequest(http.MethodPost, base+"/api/admin/logout", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
-	for _, c := range cookies.Cookies {
-		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	for _, c := range pageCookies() {
+		req.AddCookie(c)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
