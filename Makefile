@@ -17,6 +17,13 @@ HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null || $(GO) env GOHOST
 # installs up front (CI starts from a fresh machine).
 APT_PACKAGES := ca-certificates
 
+# The admin page's test drives Debian's chromium headless
+# (services/playerd/adminpage_e2e_test.go); a font so its screenshots have
+# text. `unit` requires the browser, so a missing one fails instead of
+# skipping the test.
+ADMINUI_PACKAGES := chromium fonts-dejavu-core
+APT_PACKAGES += $(ADMINUI_PACKAGES)
+
 # apt-install installs the packages of $(1) that are missing. Only root
 # installs (CI); anyone else is told the command to run: no target calls
 # sudo.
@@ -102,7 +109,7 @@ check:
 	$(BIN)/staticcheck ./...
 
 unit:
-	$(GO) test -race -count=1 ./...
+	STORYBOX_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
 
 integration:
 

@@ -58,6 +58,7 @@ func diskFull(t *testing.T, dir, mark string) {
 	defer syscall.Unmount(dir, syscall.MNT_DETACH)
 	data := filepath.Join(dir, "playerd")
 	base := bootBox(t, Config{Media: haMedia(t), Data: data})
+	waitScanned(t, base)
 	id := getJSON[[]map[string]any](t, base+"/api/library")[0]["id"].(string)
 	stateFile := filepath.Join(data, state.FileName)
 	saved := func() (state.Saved, error) {

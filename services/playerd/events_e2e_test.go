@@ -241,6 +241,11 @@ func TestEventsEndToEnd(t *testing.T) {
 	for _, ev := range got {
 		kinds = append(kinds, ev.Event)
 	}
+	// The scan at start may announce itself after the stream opened (its
+	// publisher runs beside the API): that one comes before any step.
+	for len(kinds) > 3 && kinds[0] == "library" {
+		kinds = kinds[1:]
+	}
 	if want := []string{"queue", "track", "state"}; !slices.Equal(kinds[:3], want) {
 		t.Errorf("a folder starts with %v, want %v", kinds[:3], want)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
@@ -208,6 +209,10 @@ func (h *handler) routes(r *mux.Router) {
 	post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
 	get("/api/admin/parental", h.parental)
 	put("/api/admin/parental", h.setParental)
+
+	// The parents' admin page: static files, open to read (what they do
+	// needs a session through the API above), with a CSP of their own.
+	r.PathPrefix(adminui.Prefix).Handler(adminui.Handler()).Methods(http.MethodGet, http.MethodHead)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -1,0 +1,108 @@
+// Cards: teach mode (the next card read is shown, not acted on), mapping a
+// card to a folder or command, the known cards and the unknown ones.
+import { el, replace, errorBox, okBox, card, confirmButton } from './dom.js';
+import { t } from './i18n.js';
+
+const actions = ['folder', 'resume', 'toggle', 'pause', 'stop', 'next', 'previous', 'sleep_timer', 'volume_delta'];
+const withFolder = new Set(['folder', 'resume']);
+const withValue = new Set(['sleep_timer', 'volume_delta']);
+
+export function render({ api }) {
+  let stopped = false;
+  let library = [];
+  const listErr = errorBox();
+  const known = el('ul', { class: 'list', id: 'cards-list' });
+  const unknown = el('ul', { class: 'list', id: 'cards-unknown' });
+  const assign = el('div', { class: 'stack', id: 'card-assign' });
+
+  const folderName = (id) => (library.find((f) => f.id === id) || {}).relative || id;
+
+  async function load() {
+    listErr.textContent = '';
+    try {
+      const [doc, unk, lib] = await Promise.all([api.get('/api/admin/cards'), api.get('/api/admin/cards/unknown'), api.get('/api/library')]);
+      library = lib;
+      const ids = Object.keys(doc.cards || {}).sort();
+      replace(known, ...ids.map((id) => {
+        const m = doc.cards[id];
+        const e = errorBox();
+        return el('li', {}, el('div', {}, el('strong', {}, m.name || id), ' ', el('span', { class: 'mono small' }, id)),
+          el('div', { class: 'muted small' }, t(`card.${m.action}`), m.folder_id ? ` · ${folderName(m.folder_id)}` : '', m.value !== undefined ? ` · ${m.value}` : ''),
+          el('div', { class: 'row' }, el('button', { type: 'button', onclick: () => editor(id, m) }, t('cards.edit')),
+            confirmButton(t('cards.delete'), t('cards.delete_confirm'), async () => {
+              try { await api.jsonReq('DELETE', `/api/admin/cards/${id}`, {}); await load(); } catch (x) { e.textContent = x.message; }
+            })), e);
+      }));
+      if (!ids.length) known.append(el('li', { class: 'muted' }, t('cards.none')));
+      replace(unknown, ...(unk || []).map((u) => el('li', {}, el('div', { class: 'mono' }, u.id),
+        el('div', { class: 'muted small' }, t('cards.seen', u.count, new Date(u.last_seen).toLocaleString())),
+        el('div', { class: 'row' }, el('button', { type: 'button', onclick: () => editor(u.id, null) }, t('cards.assign'))))));
+      if (!(unk || []).length) unknown.append(el('li', { class: 'muted' }, t('cards.no_unknown')));
+    } catch (x) { listErr.textContent = x.message; }
+  }
+
+  // editor shows the form that maps card id.
+  function editor(id, m) {
+    const err = errorBox();
+    const act = el('select', { id: 'card-action' }, ...actions.map((a) => el('option', { value: a }, t(`card.${a}`))));
+    const folder = el('select', { id: 'card-folder' }, ...library.map((f) => el('option', { value: f.id }, f.relative || f.name)));
+    const value = el('input', { type: 'number', id: 'card-value', min: -50, max: 120 });
+    const name = el('input', { id: 'card-name', maxLength: 80 });
+    const fLab = el('label', {}, t('cards.folder'), folder), vLab = el('label', {}, t('cards.value'), value);
+    const sync = () => { fLab.hidden = !withFolder.has(act.value); vLab.hidden = !withValue.has(act.value); };
+    act.addEventListener('change', sync);
+    if (m) { act.value = m.action; if (m.folder_id) folder.value = m.folder_id; if (m.value !== undefined) value.value = m.value; name.value = m.name || ''; }
+    sync();
+    replace(assign, el('form', { class: 'stack', onsubmit: async (e) => {
+      e.preventDefault();
+      err.textContent = '';
+      const body = { action: act.value };
+      if (withFolder.has(act.value)) body.folder_id = folder.value;
+      if (withValue.has(act.value) && value.value !== '') body.value = Number(value.value);
+      if (name.value.trim()) body.name = name.value.trim();
+      try { await api.jsonReq('PUT', `/api/admin/cards/${id}`, body); replace(assign); await load(); } catch (x) { err.textContent = x.message; }
+    } }, el('h3', {}, t('cards.card'), ' ', el('span', { class: 'mono' }, id)),
+    el('label', {}, t('cards.name'), name), el('label', {}, t('cards.action'), act), fLab, vLab, err,
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary' }, t('save')),
+      el('button', { type: 'button', onclick: () => replace(assign) }, t('cancel')))));
+  }
+
+  // Teach mode: start it, then wait on the box (long poll) for the card.
+  const learnErr = errorBox();
+  const learnState = el('p', { id: 'learn-state', role: 'status' });
+  const learnBtn = el('button', { type: 'button', class: 'primary', id: 'learn-start' }, t('cards.learn'));
+  const cancelBtn = el('button', { type: 'button', id: 'learn-stop', hidden: true }, t('cancel'));
+  learnBtn.addEventListener('click', async () => {
+    learnErr.textContent = '';
+    try {
+      await api.jsonReq('POST', '/api/admin/cards/learn', { timeout_seconds: 60 });
+    } catch (x) { learnErr.textContent = x.message; return; }
+    learnBtn.hidden = true; cancelBtn.hidden = false;
+    learnState.textContent = t('cards.waiting');
+    while (!stopped) {
+      let r;
+      try { r = await api.get('/api/admin/cards/learn?wait=20'); } catch (x) { learnErr.textContent = x.message; break; }
+      if (r.state === 'seen' && r.card) {
+        learnState.textContent = t('cards.seen_now', r.card.id);
+        editor(r.card.id, r.card.mapping || null);
+        break;
+      }
+      if (r.state !== 'waiting') { learnState.textContent = t('cards.expired'); break; }
+    }
+    learnBtn.hidden = false; cancelBtn.hidden = true;
+  });
+  cancelBtn.addEventListener('click', async () => {
+    try { await api.jsonReq('DELETE', '/api/admin/cards/learn', {}); learnState.textContent = ''; } catch (x) { learnErr.textContent = x.message; }
+  });
+
+  load();
+  return {
+    wide: true,
+    stop() { stopped = true; },
+    nodes: [
+      el('div', { class: 'stack' }, card(t('cards.teach'), el('p', { class: 'muted' }, t('cards.teach_help')), el('div', { class: 'row' }, learnBtn, cancelBtn), learnState, learnErr, assign),
+        card(t('cards.unknown'), unknown)),
+      card(t('cards.known'), listErr, known),
+    ],
+  };
+}

@@ -1,0 +1,81 @@
+// Small DOM helpers: every text goes in as a text node, never as HTML, so
+// names of folders, networks and cards cannot inject markup.
+
+// el builds an element: attrs are properties (on* are listeners), children
+// are nodes or strings; null and false children are skipped.
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k in e && typeof v !== 'string') e[k] = v;
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  append(e, children);
+  return e;
+}
+
+function append(e, children) {
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+}
+
+// replace empties e and puts the children in.
+export function replace(e, ...children) {
+  e.replaceChildren();
+  append(e, children);
+  return e;
+}
+
+// errorBox is the place next to a form where its errors are said in words.
+export function errorBox() {
+  return el('p', { class: 'err', role: 'alert' });
+}
+
+export function okBox() {
+  return el('p', { class: 'okmsg', role: 'status' });
+}
+
+export function card(title, ...children) {
+  return el('section', { class: 'card' }, el('h2', {}, title), ...children);
+}
+
+export function fmtBytes(n) {
+  if (n === null || n === undefined) return '–';
+  const u = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (n >= 1000 && i < u.length - 1) { n /= 1000; i++; }
+  return `${n.toFixed(i ? 1 : 0)} ${u[i]}`;
+}
+
+export function fmtTime(s) {
+  if (!Number.isFinite(s)) return '–';
+  s = Math.max(0, Math.round(s));
+  const m = Math.floor(s / 60), h = Math.floor(m / 60);
+  const mm = String(m % 60).padStart(h ? 2 : 1, '0'), ss = String(s % 60).padStart(2, '0');
+  return h ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
+}
+
+// confirmButton asks twice in place instead of a modal dialog: the first
+// tap arms it for a few seconds, the second acts.
+export function confirmButton(label, armedLabel, action, cls = 'danger') {
+  let timer = 0;
+  const b = el('button', { type: 'button', class: cls }, label);
+  b.addEventListener('click', () => {
+    if (!b.dataset.armed) {
+      b.dataset.armed = '1';
+      b.textContent = armedLabel;
+      timer = setTimeout(() => { delete b.dataset.armed; b.textContent = label; }, 5000);
+      return;
+    }
+    clearTimeout(timer);
+    delete b.dataset.armed;
+    b.textContent = label;
+    action(b);
+  });
+  return b;
+}
