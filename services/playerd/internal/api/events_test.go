@@ -358,7 +358,7 @@ func dialStalled(t *testing.T, url string) net.Conn {
 // the feed keeps; publishing never waits for it, and a client that reads
 // gets every event in order meanwhile.
 func TestStalledStreamIsDropped(t *testing.T) {
-	sb := newStreamBox(t, StreamLimits{WriteTimeout: 200 * time.Millisecond}, nil)
+	sb := newStreamBox(t, StreamLimits{WriteTimeout: 2 * time.Second}, nil)
 	_, good := sb.open(t)
 	good.nextEvent(t)
 	stalled := dialStalled(t, sb.url)
