@@ -169,7 +169,8 @@ func (r *renderer) home(dst *image.RGBA, c image.Rectangle, h *homeView, tx text
 	if h.Wifi {
 		b := wifiButton(l)
 		roundRect(dst, b, 18, colPanelHi)
-		iconWifi(dst, b.Inset(18), colAccent, colPanelHi)
+		// Drawn into the button only: the icon's cut-outs reach past it.
+		iconWifi(dst.SubImage(b.Inset(6)).(*image.RGBA), b.Inset(18), colAccent, colPanelHi)
 		ts = append(ts, target{b, action{kind: actWifiOpen}})
 		l.tabs.Max.X = b.Min.X - gap
 	}

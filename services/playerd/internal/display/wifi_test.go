@@ -80,7 +80,9 @@ func typeText(t *testing.T, d *Display, s string) {
 	for _, c := range s {
 		ch := string(c)
 		for range 3 { // at most: symbols off/on, shift
-			if tapKey(d, func(a action) bool { return keyKind(a.n) == keyChar && a.s == ch || ch == " " && keyKind(a.n) == keySpace }) {
+			if tapKey(d, func(a action) bool {
+				return keyKind(a.n) == keyChar && a.s == ch || ch == " " && keyKind(a.n) == keySpace
+			}) {
 				break
 			}
 			d.mu.Lock()
