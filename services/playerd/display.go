@@ -31,6 +31,9 @@ func (a *app) newDisplay() (*display.Display, error) {
 	if a.ha != nil {
 		o.Pairing, o.Fingerprint = a.ha.pairing, a.ha.id.Fingerprint()
 	}
+	if a.net != nil { // the Wi-Fi setup screen joins through netd, as the API does
+		o.Network = a.net
+	}
 	fbPath := a.cfg.FB
 	if fbPath == "auto" {
 		fbPath = ""

@@ -13,7 +13,9 @@ import (
 	"image"
 	"image/png"
 	"reflect"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
@@ -60,6 +62,9 @@ type Options struct {
 	// Fingerprint is the TLS key's fingerprint the card shows with it.
 	Pairing     PairingSource
 	Fingerprint string
+	// Network is netd: while the box is not connected, the home screen
+	// has a Wi-Fi button that opens the setup screen. nil: no button.
+	Network Network
 }
 
 // Display owns the screen state. Its methods are safe for concurrent use.
@@ -77,7 +82,11 @@ type Display struct {
 	lastFolder string
 	idleOff    time.Duration // Settings.IdleOff
 	brightness int
-	lastActive time.Time // the last touch or message
+	lastActive time.Time  // the last touch or message
+	wifi       *wifiState // the Wi-Fi setup screen while open
+	wifiGen    uint64
+	runAsync   func(func()) // tests: run netd calls inline
+	asyncQ     []func()     // netd calls a tap asked for
 
 	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
 	r         *renderer
@@ -88,6 +97,9 @@ type Display struct {
 	homeAt    time.Time
 	homeStale bool
 	lit       int // brightness the backlight was set to; -1: unknown
+	netAt     time.Time
+	netOffer  bool        // offer Wi-Fi setup on the home screen
+	netStale  atomic.Bool // read netd's state at the next frame
 }
 
 // New prepares a display; nothing is drawn before Run or Screenshot.
@@ -267,6 +279,7 @@ func (d *Display) refresh(ctx context.Context) error {
 	d.rmu.Lock()
 	defer d.rmu.Unlock()
 	d.loadHome(ctx)
+	d.loadNet(ctx)
 	v := d.build(d.o.Player.Status())
 	d.light(&v) // also when the frame stays: a new brightness
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
@@ -334,6 +347,10 @@ func (d *Display) build(st player.Status) view {
 		return view{Size: v.Size, Dark: true}
 	}
 	v.Pair = d.pairView(v.Text)
+	if v.Wifi = d.wifiView(); v.Wifi != nil {
+		v.Wifi.Lang = d.o.Lang
+		return v
+	}
 
 	if v.Screen == screenPlaying {
 		v.Playing = playingFrom(st)
@@ -345,7 +362,7 @@ func (d *Display) build(st player.Status) view {
 	if d.tab >= len(cats) {
 		d.tab = 0
 	}
-	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0}
+	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0, Wifi: d.netOffer && d.o.Network != nil}
 	for _, c := range cats {
 		h.Tabs = append(h.Tabs, label(c.Labels, d.o.Lang, c.ID))
 	}
@@ -445,6 +462,13 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch act.kind {
+	case actWifiOpen, actWifiClose, actWifiRescan, actWifiPage, actWifiPick, actWifiKey, actWifiRetry, actWifiBack:
+		if d.o.Network != nil {
+			d.wifiTap(act)
+			d.mu.Unlock()
+			d.startAsync()
+			d.mu.Lock()
+		}
 	case actTab:
 		d.tab, d.page = act.n, 0
 	case actPage:
@@ -593,11 +617,7 @@ func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
 	}
 	d.rmu.Lock()
 	img := image.NewRGBA(d.frame.Rect)
-	if d.shown != nil && d.shown.Pair != nil && d.shown.Pair.Code != "" {
-		v := *d.shown
-		p := *v.Pair
-		p.Code = codeMask
-		v.Pair = &p
+	if v, ok := redacted(d.shown); ok {
 		d.r.render(img, &v)
 	} else {
 		copy(img.Pix, d.frame.Pix)
@@ -609,6 +629,31 @@ func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("display: encode screenshot: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// redacted is v as clients off the box may see it: without the pairing
+// code and with the Wi-Fi passphrase as dots (as many as typed, which the
+// screen shows anyway while it is hidden). ok is false when v holds
+// neither.
+func redacted(shown *view) (view, bool) {
+	if shown == nil {
+		return view{}, false
+	}
+	v := *shown
+	secret := false
+	if v.Pair != nil && v.Pair.Code != "" {
+		p := *v.Pair
+		p.Code = codeMask
+		v.Pair = &p
+		secret = true
+	}
+	if v.Wifi != nil && v.Wifi.Pass != "" {
+		w := *v.Wifi
+		w.Pass, w.Show = strings.Repeat("x", len(w.Pass)), false
+		v.Wifi = &w
+		secret = true
+	}
+	return v, secret
 }
 
 // UIState is what the screen shows, for clients that mirror the box

@@ -34,12 +34,21 @@ const (
 	actDismiss                             // close the message
 	actNone                                // swallow the tap (under a modal card)
 	actCancelPairing                       // cancel the home-automation pairing
+	actWifiOpen                            // open the Wi-Fi setup screen
+	actWifiClose                           // close it
+	actWifiRescan                          // scan again
+	actWifiPage                            // move the list by n pages
+	actWifiPick                            // network n of the scan
+	actWifiKey                             // keyboard key: kind n, character s
+	actWifiRetry                           // back to the keyboard after a failed join
+	actWifiBack                            // back to the list after a failed join
 )
 
 type action struct {
 	kind actionKind
 	cmd  player.Command
 	n    int
+	s    string
 }
 
 // target is a tappable area of the frame on screen.
@@ -105,6 +114,12 @@ func layoutHome(c image.Rectangle) homeLayout {
 		}
 	}
 	return l
+}
+
+// wifiButton is the home screen's Wi-Fi button, left of the now-playing
+// button's place.
+func wifiButton(l homeLayout) image.Rectangle {
+	return image.Rect(l.nowPlaying.Min.X-gap-wifiHomeW, l.nowPlaying.Min.Y, l.nowPlaying.Min.X-gap, l.nowPlaying.Max.Y)
 }
 
 // tabRects splits the tab area into equal tabs, at most 220 px wide.

@@ -32,6 +32,7 @@ type view struct {
 	Playing    playingView
 	Msg        *msgView
 	Pair       *pairView
+	Wifi       *wifiView // the Wi-Fi setup screen, over everything but the overlays
 	Text       texts
 }
 
@@ -42,6 +43,7 @@ type homeView struct {
 	Page       int
 	Pages      int
 	NowPlaying bool // the player has a queue: offer the way back
+	Wifi       bool // offer Wi-Fi setup: netd runs and the box is not connected
 }
 
 type playingView struct {
@@ -87,6 +89,11 @@ type texts struct {
 	// The sleep timer's button: minutes left ("%d min"), or to the end of
 	// the track or folder.
 	SleepMinutes, SleepTrack, SleepFolder string
+	// The Wi-Fi setup screen. WifiJoining and WifiJoined take the name.
+	WifiTitle, WifiScanning, WifiNone, WifiRescan, WifiConnected, WifiPassword string
+	WifiSpace, WifiShow, WifiHide, WifiConnect                                 string
+	WifiJoiningT, WifiJoining, WifiJoinedT, WifiJoined, WifiFailedT, WifiDone  string
+	WifiRetry, WifiBack                                                        string
 }
 
 var textsByLang = map[string]texts{
@@ -98,7 +105,12 @@ var textsByLang = map[string]texts{
 		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
 		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
 		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener.",
-		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge"},
+		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge",
+		WifiTitle: "WLAN einrichten", WifiScanning: "Suche …", WifiNone: "Kein WLAN in Reichweite.", WifiRescan: "Neu suchen",
+		WifiConnected: "verbunden", WifiPassword: "WLAN-Passwort", WifiSpace: "Leerzeichen", WifiShow: "Zeigen", WifiHide: "Verbergen",
+		WifiConnect: "Verbinden", WifiJoiningT: "Verbinde …", WifiJoining: "Die Box verbindet sich mit „%s“.",
+		WifiJoinedT: "Verbunden", WifiJoined: "Die Box ist mit „%s“ verbunden.", WifiFailedT: "Nicht verbunden",
+		WifiDone: "Fertig", WifiRetry: "Nochmal", WifiBack: "Zur Liste"},
 	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
 		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
 		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
@@ -107,7 +119,12 @@ var textsByLang = map[string]texts{
 		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
 		Enough: "That's enough for today", EnoughText: "More tomorrow.",
 		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one.",
-		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder"},
+		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder",
+		WifiTitle: "Set up Wi-Fi", WifiScanning: "Scanning …", WifiNone: "No Wi-Fi in reach.", WifiRescan: "Scan again",
+		WifiConnected: "connected", WifiPassword: "Wi-Fi password", WifiSpace: "space", WifiShow: "Show", WifiHide: "Hide",
+		WifiConnect: "Connect", WifiJoiningT: "Connecting …", WifiJoining: "The box is joining “%s”.",
+		WifiJoinedT: "Connected", WifiJoined: "The box is connected to “%s”.", WifiFailedT: "Not connected",
+		WifiDone: "Done", WifiRetry: "Try again", WifiBack: "Back to list"},
 }
 
 // renderer draws views. Not safe for concurrent use.
@@ -130,6 +147,10 @@ func (r *renderer) render(dst *image.RGBA, v *view) []target {
 	default:
 		ts = r.home(dst, c, &v.Home, v.Text)
 	}
+	if v.Wifi != nil { // a screen of its own: nothing of the player's below reacts
+		fill(dst, c, colBackground)
+		ts = r.wifi(dst, c, v.Wifi, v.Text)
+	}
 	if v.BatteryLow {
 		r.battery(dst, v.Size, v.Text.BatteryLow)
 	}
@@ -145,6 +166,14 @@ func (r *renderer) render(dst *image.RGBA, v *view) []target {
 func (r *renderer) home(dst *image.RGBA, c image.Rectangle, h *homeView, tx texts) []target {
 	l := layoutHome(c)
 	var ts []target
+	if h.Wifi {
+		b := wifiButton(l)
+		roundRect(dst, b, 18, colPanelHi)
+		// Drawn into the button only: the icon's cut-outs reach past it.
+		iconWifi(dst.SubImage(b.Inset(6)).(*image.RGBA), b.Inset(18), colAccent, colPanelHi)
+		ts = append(ts, target{b, action{kind: actWifiOpen}})
+		l.tabs.Max.X = b.Min.X - gap
+	}
 	for i, tr := range tabRects(l.tabs, len(h.Tabs)) {
 		bg, fg := colPanel, colText
 		if i == h.Tab {
