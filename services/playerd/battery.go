@@ -80,7 +80,7 @@ func (a *app) onBatteryLevel(ctx context.Context, b *battery, c hat.LevelChange)
 		go func() {
 			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			if _, err := a.player.Announce(actx, hat.WarningTone(int(output.Rate))); err != nil {
+			if _, err := a.player.Announce(actx, hat.WarningTone(int(output.ClipRate))); err != nil {
 				a.log.Warn("low-battery warning", "error", err)
 			}
 		}()

@@ -27,8 +27,8 @@ func (a *app) newRadio() {
 }
 
 // openRemote is the player's way to stations and episodes.
-func (a *app) openRemote(t library.Track) (player.Remote, error) {
-	return stream.Open(a.streams, stream.Options{URL: t.URL, Live: t.Live(), Duration: t.Duration}), nil
+func (a *app) openRemote(t library.Track, rate int) (player.Remote, error) {
+	return stream.Open(a.streams, stream.Options{URL: t.URL, Live: t.Live(), Duration: t.Duration, Rate: rate}), nil
 }
 
 // nowPlaying hears each new station title; it must not block.

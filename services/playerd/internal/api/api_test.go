@@ -69,7 +69,7 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 		t.Fatal(err)
 	}
 	p := player.New(player.Config{
-		Open:    func() (output.Sink, error) { return output.NewNull(), nil },
+		Open:    func(rate int) (output.Sink, error) { return output.NewNull(rate), nil },
 		Catalog: lib, MaxVolume: 70, StartVolume: 30,
 	})
 	ctx, cancel := context.WithCancel(context.Background())

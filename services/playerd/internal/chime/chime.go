@@ -55,12 +55,12 @@ var scores = map[Sound][]note{
 	Refused: {{440.0, 150, 0.18}, {329.6, 220, 0.18}},
 }
 
-// PCM renders s as stereo frames at output.Rate.
+// PCM renders s as stereo frames at output.ClipRate.
 func PCM(s Sound) [][2]float64 {
 	var out [][2]float64
 	for _, n := range scores[s] {
-		frames := output.Rate * n.ms / 1000
-		attack := output.Rate * 5 / 1000 // against clicks
+		frames := output.ClipRate * n.ms / 1000
+		attack := output.ClipRate * 5 / 1000 // against clicks
 		for i := range frames {
 			env := math.Exp(-3 * float64(i) / float64(frames)) // a struck, fading note
 			if i < attack {
@@ -69,7 +69,7 @@ func PCM(s Sound) [][2]float64 {
 			if rest := frames - i; rest < attack {
 				env *= float64(rest) / float64(attack)
 			}
-			v := n.gain * env * math.Sin(2*math.Pi*n.hz*float64(i)/output.Rate)
+			v := n.gain * env * math.Sin(2*math.Pi*n.hz*float64(i)/output.ClipRate)
 			out = append(out, [2]float64{v, v})
 		}
 	}

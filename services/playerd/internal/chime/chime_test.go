@@ -14,8 +14,8 @@ func TestSounds(t *testing.T) {
 	seen := map[int]Sound{}
 	for _, s := range []Sound{Known, Unknown, Learned, Refused} {
 		pcm := PCM(s)
-		if len(pcm) == 0 || len(pcm) > output.Rate/2 {
-			t.Errorf("%v: %d frames, want 1..%d", s, len(pcm), output.Rate/2)
+		if len(pcm) == 0 || len(pcm) > output.ClipRate/2 {
+			t.Errorf("%v: %d frames, want 1..%d", s, len(pcm), output.ClipRate/2)
 		}
 		peak := 0.0
 		for _, f := range pcm {

@@ -18,8 +18,8 @@ func alsaOpener(arg string) (Opener, error) {
 	if _, err := alsa.ParseSpec(arg); err != nil {
 		return nil, err
 	}
-	return func() (Sink, error) {
-		s, err := OpenALSA(procAsound, arg, alsa.Config{Rate: Rate, PeriodFrames: PeriodFrames})
+	return func(rate int) (Sink, error) {
+		s, err := OpenALSA(procAsound, arg, alsa.Config{Rate: rate, PeriodFrames: PeriodFrames})
 		if err != nil {
 			return nil, err // not a typed nil inside the interface
 		}
@@ -91,21 +91,17 @@ type pcm interface {
 	Close() error
 }
 
-// ALSA is a Sink on a kernel ALSA device. The device runs at Rate when it
-// offers it; otherwise the sink resamples to the nearest rate it offers.
+// ALSA is a Sink on a kernel ALSA device. The device runs at the rate asked
+// for when it offers it, otherwise at the nearest it offers, and the sink
+// takes frames at that rate: the player converts what it plays to it, so
+// device frames stay the player's frames (Delay, Rewind) and nothing is
+// resampled twice.
 type ALSA struct {
 	pcm pcm
-	rs  *resampler // nil when the device runs at Rate
 	buf []byte
 }
 
-func newALSA(p pcm) *ALSA {
-	s := &ALSA{pcm: p}
-	if p.Rate() != Rate {
-		s.rs = newResampler(Rate, p.Rate())
-	}
-	return s
-}
+func newALSA(p pcm) *ALSA { return &ALSA{pcm: p} }
 
 // lost marks errors that mean the device is gone, so the player waits for
 // it to come back instead of giving up.
@@ -117,9 +113,6 @@ func lost(err error) error {
 }
 
 func (s *ALSA) Write(frames [][2]float64) error {
-	if s.rs != nil {
-		frames = s.rs.push(frames)
-	}
 	s.buf = encode(s.buf[:0], s.pcm.Format(), s.pcm.Channels(), frames)
 	return lost(s.pcm.Write(s.buf))
 }
@@ -169,61 +162,33 @@ func ToS32(v float64) int32 {
 }
 
 // Drop silences the device at once; what was buffered is lost (see Delay).
-func (s *ALSA) Drop() error {
-	if s.rs != nil {
-		s.rs.reset()
-	}
-	return lost(s.pcm.Drop())
-}
+func (s *ALSA) Drop() error { return lost(s.pcm.Drop()) }
 
-// Drain plays out everything written, the resampler's tail included.
-func (s *ALSA) Drain() error {
-	if s.rs != nil {
-		if tail := s.rs.flush(); len(tail) > 0 {
-			s.buf = encode(s.buf[:0], s.pcm.Format(), s.pcm.Channels(), tail)
-			if err := s.pcm.Write(s.buf); err != nil {
-				return lost(err)
-			}
-		}
-	}
-	return lost(s.pcm.Drain())
-}
+// Drain plays out everything written.
+func (s *ALSA) Drain() error { return lost(s.pcm.Drain()) }
 
-// Delay reports, in frames at Rate, what was written but not heard yet.
+// Delay reports the frames written but not heard yet.
 func (s *ALSA) Delay() int {
 	d, err := s.pcm.Delay()
 	if err != nil {
 		return 0 // the next Write reports the problem
 	}
-	if s.rs == nil {
-		return d
-	}
-	return int(math.Round(float64(d)*Rate/float64(s.pcm.Rate()))) + s.rs.pending()
+	return d
 }
 
-// Rewind takes back up to frames of written, unheard audio (Rewinder). With
-// the in-sink resampler, device frames no longer map one to one to the
-// player's, so nothing is taken back there.
+// Rewind takes back up to frames of written, unheard audio (Rewinder).
 func (s *ALSA) Rewind(frames int) (int, error) {
-	if s.rs != nil {
-		return 0, nil
-	}
 	n, err := s.pcm.Rewind(frames)
 	return n, lost(err)
 }
 
-// MaxRewind is the device buffer where Rewind reaches the device, else 0.
-func (s *ALSA) MaxRewind() int {
-	if s.rs != nil {
-		return 0
-	}
-	return s.pcm.MaxRewind()
-}
+// MaxRewind is the device buffer.
+func (s *ALSA) MaxRewind() int { return s.pcm.MaxRewind() }
 
 func (s *ALSA) Close() error { return s.pcm.Close() }
 
-// DeviceRate is the rate the device runs at (Rate unless it lacks it).
-func (s *ALSA) DeviceRate() int { return s.pcm.Rate() }
+// Rate is the rate the device runs at.
+func (s *ALSA) Rate() int { return s.pcm.Rate() }
 
 // Underruns counts the underruns the device recovered from.
 func (s *ALSA) Underruns() int { return s.pcm.Underruns() }

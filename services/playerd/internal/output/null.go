@@ -9,8 +9,10 @@ import (
 // and boxes without a sound card.
 type Null struct{ p *pacer }
 
-func NewNull() *Null { return &Null{p: newPacer()} }
+// NewNull takes any rate, like a device that offers every rate.
+func NewNull(rate int) *Null { return &Null{p: newPacer(rate)} }
 
+func (n *Null) Rate() int                       { return n.p.rate }
 func (n *Null) Write(frames [][2]float64) error { n.p.wrote(len(frames)); return nil }
 func (n *Null) Drop() error                     { n.p.drop(); return nil }
 func (n *Null) Drain() error                    { n.p.drain(); return nil }
@@ -23,5 +25,5 @@ func (n *Null) Rewind(frames int) (int, error) { return n.p.unwrite(frames), nil
 
 // MaxRewind is the modelled device's buffer.
 func (n *Null) MaxRewind() int {
-	return int(math.Round(float64(n.p.lead) * Rate / float64(time.Second)))
+	return int(math.Round(float64(n.p.lead) * float64(n.p.rate) / float64(time.Second)))
 }

@@ -6,6 +6,7 @@ import "time"
 // earlier than a real device with a buffer of lead would accept the frames, so
 // positions advance and tracks end in real time.
 type pacer struct {
+	rate    int
 	lead    time.Duration
 	start   time.Time
 	written int64 // frames since start
@@ -13,15 +14,17 @@ type pacer struct {
 	sleep   func(time.Duration)
 }
 
-// defaultLead models a device buffer of eight periods, as the ALSA sink uses.
-const defaultLead = 8 * PeriodFrames * time.Second / Rate
+// leadPeriods models a device buffer of eight periods, as the ALSA sink uses.
+const leadPeriods = 8
 
-func newPacer() *pacer {
-	return &pacer{lead: defaultLead, now: time.Now, sleep: time.Sleep}
+func newPacer(rate int) *pacer {
+	p := &pacer{rate: rate, now: time.Now, sleep: time.Sleep}
+	p.lead = p.framesDuration(leadPeriods * PeriodFrames)
+	return p
 }
 
-func framesDuration(n int64) time.Duration {
-	return time.Duration(n) * time.Second / Rate
+func (p *pacer) framesDuration(n int64) time.Duration {
+	return time.Duration(n) * time.Second / time.Duration(p.rate)
 }
 
 // wrote accounts for n frames and blocks while more than lead is buffered.
@@ -32,11 +35,11 @@ func (p *pacer) wrote(n int) {
 	}
 	// Fell behind by more than the buffer: a device would underrun and
 	// restart, so does the clock.
-	if played := now.Sub(p.start); framesDuration(p.written) < played {
-		p.start = now.Add(-framesDuration(p.written))
+	if played := now.Sub(p.start); p.framesDuration(p.written) < played {
+		p.start = now.Add(-p.framesDuration(p.written))
 	}
 	p.written += int64(n)
-	if wait := p.start.Add(framesDuration(p.written)).Sub(now) - p.lead; wait > 0 {
+	if wait := p.start.Add(p.framesDuration(p.written)).Sub(now) - p.lead; wait > 0 {
 		p.sleep(wait)
 	}
 }
@@ -46,11 +49,11 @@ func (p *pacer) buffered() int {
 	if p.start.IsZero() {
 		return 0
 	}
-	ahead := p.start.Add(framesDuration(p.written)).Sub(p.now())
+	ahead := p.start.Add(p.framesDuration(p.written)).Sub(p.now())
 	if ahead <= 0 {
 		return 0
 	}
-	return int(int64(ahead) * Rate / int64(time.Second))
+	return int(int64(ahead) * int64(p.rate) / int64(time.Second))
 }
 
 // unwrite takes back up to n frames that are not "heard" yet and reports
@@ -65,7 +68,7 @@ func (p *pacer) drop() { p.start, p.written = time.Time{}, 0 }
 
 func (p *pacer) drain() {
 	if !p.start.IsZero() {
-		if wait := p.start.Add(framesDuration(p.written)).Sub(p.now()); wait > 0 {
+		if wait := p.start.Add(p.framesDuration(p.written)).Sub(p.now()); wait > 0 {
 			p.sleep(wait)
 		}
 	}

@@ -18,7 +18,7 @@ type discard struct{ format alsa.Format }
 
 func (d discard) Format() alsa.Format     { return d.format }
 func (d discard) Channels() int           { return 2 }
-func (d discard) Rate() int               { return Rate }
+func (d discard) Rate() int               { return DefaultRate }
 func (d discard) Write([]byte) error      { return nil }
 func (d discard) Drop() error             { return nil }
 func (d discard) Drain() error            { return nil }
@@ -37,7 +37,7 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkPipeline measures what playing costs the CPU: decode, resample
-// to Rate (quality 4, as the player), gain, conversion to S32 and a Write
+// to 48 kHz (quality 4, as the player), gain, conversion to S32 and a Write
 // per period, with a device that takes everything at once. The metric
 // cpu-ms/audio-s is CPU time (all threads, GC included) per second of audio.
 // The decode-only runs skip the resampler to show what it costs.
@@ -65,7 +65,7 @@ func BenchmarkPipeline(b *testing.B) {
 				var st beep.Streamer = dec
 				rate := int(format.SampleRate)
 				if bc.resample {
-					st, rate = resample.New(4, format.SampleRate, Rate, dec), Rate
+					st, rate = resample.New(4, format.SampleRate, DefaultRate, dec), DefaultRate
 				}
 				for {
 					n, ok := st.Stream(buf)

@@ -1,6 +1,7 @@
 // Package output moves rendered audio to where it is heard: a sound card, a WAV
-// file or nowhere. The player renders at one fixed device rate and hands each
-// period to a Sink; everything device specific stays behind this interface.
+// file or nowhere. The player asks for the rate of what it plays, renders at
+// the rate the sink took and hands each period to the Sink; everything device
+// specific stays behind this interface.
 package output
 
 import (
@@ -9,20 +10,28 @@ import (
 	"strings"
 )
 
-// Rate is the one sample rate the player renders at. Every source is resampled
-// to it, so a sink never has to switch rates between tracks (gapless).
-const Rate = 48000
+// DefaultRate is the rate a sink is opened at before anything asked for
+// another: what the player plays before it knows what it will play.
+const DefaultRate = 48000
+
+// ClipRate is the rate of announcements, chimes and tones: they are made at
+// this rate and the player converts them to the rate its output runs at.
+const ClipRate = 48000
 
 // PeriodFrames is how many frames the player renders per Write: about 21 ms at
-// 48 kHz, so commands take effect within one period.
+// 48 kHz, 23 ms at 44.1 kHz, so commands take effect within one period.
 const PeriodFrames = 1024
 
 // ErrDeviceLost reports that the device went away (a USB DAC was unplugged).
 // The player reports an error state and tries to open the sink again.
 var ErrDeviceLost = errors.New("audio device lost")
 
-// Sink consumes stereo frames at Rate. Only the player goroutine calls it.
+// Sink consumes stereo frames at its Rate. Only the player goroutine calls it.
 type Sink interface {
+	// Rate is the sample rate Write takes: the one asked for when the
+	// device offers it, else the nearest it offers. It never changes; a
+	// new rate takes a new sink.
+	Rate() int
 	// Write blocks until the device has accepted every frame. It paces the
 	// player: a real device blocks while its buffer is full.
 	Write(frames [][2]float64) error
@@ -54,9 +63,11 @@ type Rewinder interface {
 	MaxRewind() int
 }
 
-// Opener opens a sink. The player calls it at start and again after the
-// device was lost.
-type Opener func() (Sink, error)
+// Opener opens a sink at rate, or as near to it as the device goes (the
+// sink's Rate says). The player calls it at start, after the device was lost,
+// and when a queue starts whose music has another rate than the open sink;
+// it closes the previous sink first (a sound card is opened once at a time).
+type Opener func(rate int) (Sink, error)
 
 // Parse turns an -output flag value into an Opener:
 //
@@ -70,12 +81,12 @@ func Parse(spec string) (Opener, error) {
 		if arg != "" {
 			return nil, fmt.Errorf("output %q: null takes no argument", spec)
 		}
-		return func() (Sink, error) { return NewNull(), nil }, nil
+		return func(rate int) (Sink, error) { return NewNull(rate), nil }, nil
 	case "wav":
 		if arg == "" {
 			return nil, fmt.Errorf("output %q: wav needs a file name (wav:FILE)", spec)
 		}
-		return func() (Sink, error) { return CreateWAV(arg, true) }, nil
+		return WAVOpener(arg, true), nil
 	case "alsa":
 		return alsaOpener(arg)
 	}

@@ -3,8 +3,8 @@ package output
 import "time"
 
 // FadeFrames is the length of the fades that keep starts and stops from
-// clicking: 5 ms.
-const FadeFrames = Rate * 5 / 1000
+// clicking: 5 ms at 48 kHz, 5.4 ms at 44.1 kHz.
+const FadeFrames = 240
 
 // Source is the music a Stream plays, as far as ending it needs to know: the
 // frames a fade-out plays are ones the device had not played yet, so the
@@ -33,6 +33,7 @@ type Source interface {
 // played is the newest audio in the memory. Only one goroutine uses a Stream.
 type Stream struct {
 	sink  Sink
+	rate  int
 	delay Delayer  // nil when the sink cannot tell
 	rew   Rewinder // nil when it cannot take audio back
 	ring  ring     // empty without rew
@@ -43,7 +44,7 @@ type Stream struct {
 // NewStream wraps a sink. It remembers as much audio as the sink says it can
 // give back.
 func NewStream(sink Sink) *Stream {
-	s := &Stream{sink: sink}
+	s := &Stream{sink: sink, rate: sink.Rate()}
 	s.delay, _ = sink.(Delayer)
 	size := 0
 	if r, ok := sink.(Rewinder); ok && s.delay != nil {
@@ -90,6 +91,9 @@ func (s *Stream) Drain() error {
 
 // Close closes the sink.
 func (s *Stream) Close() error { return s.sink.Close() }
+
+// Rate is the sink's rate: what everything written must be at.
+func (s *Stream) Rate() int { return s.rate }
 
 // retakable is how many frames may be taken back: what the sink holds beyond
 // the period playing, as far as the ring remembers it.
@@ -261,13 +265,13 @@ func (s *Stream) fadeTaken(got int, end [][2]float64, src Source) error {
 // playedDown waits until the sink holds no more than frames unplayed, for at
 // most a buffer's time. It asks the device rather than trusting a sleep.
 func (s *Stream) playedDown(frames int) {
-	deadline := time.Now().Add(time.Duration(len(s.ring.pre)) * time.Second / Rate)
+	deadline := time.Now().Add(time.Duration(len(s.ring.pre)) * time.Second / time.Duration(s.rate))
 	for {
 		wait := s.delay.Delay() - frames
 		if wait <= 0 || time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(max(time.Millisecond, time.Duration(wait)*time.Second/Rate))
+		time.Sleep(max(time.Millisecond, time.Duration(wait)*time.Second/time.Duration(s.rate)))
 	}
 }
 

@@ -18,6 +18,7 @@ func (s *deepSink) Write(f [][2]float64) error { s.frames = append(s.frames, f..
 func (s *deepSink) Drop() error                { return nil }
 func (s *deepSink) Drain() error               { return nil }
 func (s *deepSink) Close() error               { return nil }
+func (s *deepSink) Rate() int                  { return DefaultRate }
 func (s *deepSink) Delay() int                 { return min(len(s.frames), s.depth) }
 func (s *deepSink) MaxRewind() int             { return s.max }
 func (s *deepSink) Rewind(n int) (int, error) {

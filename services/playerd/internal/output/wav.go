@@ -8,10 +8,14 @@ import (
 	"os"
 )
 
-// WAV writes what the speaker would hear to a 16-bit stereo WAV file at Rate.
-// It models a device without a buffer: every frame Write accepts is heard, so
-// Drop loses nothing and the file holds exactly the samples the player sent.
+// WAV writes what the speaker would hear to a 16-bit stereo WAV file at the
+// rate it was created with. It models a device without a buffer: every frame
+// Write accepts is heard, so Drop loses nothing and the file holds exactly the
+// samples the player sent.
 type WAV struct {
+	path   string
+	rate   int
+	paced  bool
 	f      *os.File
 	w      *bufio.Writer
 	p      *pacer // nil when unpaced
@@ -21,24 +25,71 @@ type WAV struct {
 
 const wavHeaderSize = 44
 
-// CreateWAV creates (or truncates) path. paced makes Write block like a real
-// device; tests that only look at the samples pass false.
-func CreateWAV(path string, paced bool) (*WAV, error) {
+// CreateWAV creates (or truncates) path at rate. paced makes Write block
+// like a real device; tests that only look at the samples pass false.
+func CreateWAV(path string, rate int, paced bool) (*WAV, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("wav sink: %w", err)
 	}
-	s := &WAV{f: f, w: bufio.NewWriterSize(f, 64<<10)}
-	if paced {
-		s.p = newPacer()
-		s.p.lead = 0
-	}
+	s := newWAV(f, path, rate, paced, 0)
 	if err := s.writeHeader(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+func newWAV(f *os.File, path string, rate int, paced bool, frames int64) *WAV {
+	s := &WAV{path: path, rate: rate, paced: paced, f: f, w: bufio.NewWriterSize(f, 64<<10), frames: frames}
+	if paced {
+		s.p = newPacer(rate)
+		s.p.lead = 0
+	}
+	return s
+}
+
+// WAVOpener opens path as the player's output for a whole run: the first
+// open creates the file, later ones (a new rate, a lost device) continue it.
+// A WAV file has one rate: it is the rate asked for until the first frame is
+// written, and stays that rate from then on; a later open at another rate
+// gets a sink at the file's rate, which the player converts to, as it does
+// for a device that offers only that rate.
+func WAVOpener(path string, paced bool) Opener {
+	var last *WAV
+	return func(rate int) (Sink, error) {
+		if last == nil || last.frames == 0 {
+			s, err := CreateWAV(path, rate, paced)
+			if err != nil {
+				return nil, err
+			}
+			last = s
+			return s, nil
+		}
+		s, err := last.reopen()
+		if err != nil {
+			return nil, err
+		}
+		last = s
+		return s, nil
+	}
+}
+
+// reopen continues the closed file s at its end.
+func (s *WAV) reopen() (*WAV, error) {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("wav sink: %w", err)
+	}
+	if _, err := f.Seek(wavHeaderSize+s.frames*4, 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("wav sink: %w", err)
+	}
+	return newWAV(f, s.path, s.rate, s.paced, s.frames), nil
+}
+
+// Rate is the file's rate.
+func (s *WAV) Rate() int { return s.rate }
 
 func (s *WAV) Write(frames [][2]float64) error {
 	s.buf = s.buf[:0]
@@ -125,8 +176,8 @@ func (s *WAV) writeHeader() error {
 	h = binary.LittleEndian.AppendUint32(h, 16)
 	h = binary.LittleEndian.AppendUint16(h, 1) // PCM
 	h = binary.LittleEndian.AppendUint16(h, 2)
-	h = binary.LittleEndian.AppendUint32(h, Rate)
-	h = binary.LittleEndian.AppendUint32(h, Rate*4)
+	h = binary.LittleEndian.AppendUint32(h, uint32(s.rate))
+	h = binary.LittleEndian.AppendUint32(h, uint32(s.rate*4))
 	h = binary.LittleEndian.AppendUint16(h, 4)
 	h = binary.LittleEndian.AppendUint16(h, 16)
 	h = append(h, "data"...)

@@ -3,28 +3,63 @@ package player
 import (
 	"context"
 
+	"github.com/gopxl/beep/v2"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
 )
 
-// clip is one announcement: stereo frames at output.Rate.
+// clip is one announcement: stereo frames at output.ClipRate, converted
+// period by period to the output's rate where that differs, so a long clip
+// costs no more at its start than a short one.
 type clip struct {
 	pcm     [][2]float64
-	off     int
+	off     int // frames of pcm played
+	begun   bool
 	started chan struct{}
 	done    chan struct{}
 	err     error
+
+	conv     *resample.Resampler // pcm from from on, at rate; nil at ClipRate
+	rate     int
+	from, to int // to: frames conv gave
 }
 
-func (c *clip) fill(buf [][2]float64) (int, bool) {
-	if c.off == 0 {
+// fill fills buf with the clip's next frames at rate and reports whether
+// the clip has ended.
+func (c *clip) fill(buf [][2]float64, rate int) (int, bool) {
+	if !c.begun {
+		c.begun = true
 		close(c.started)
 	}
-	n := copy(buf, c.pcm[c.off:])
-	c.off += n
-	return n, c.off >= len(c.pcm)
+	if rate == output.ClipRate {
+		c.conv = nil
+		n := copy(buf, c.pcm[c.off:])
+		c.off += n
+		return n, c.off >= len(c.pcm)
+	}
+	if c.conv == nil || c.rate != rate { // the first period, or the output reopened at another rate
+		c.conv = resample.New(resampleQuality, output.ClipRate, beep.SampleRate(rate), &pcmReader{c.pcm[c.off:]})
+		c.rate, c.from, c.to = rate, c.off, 0
+	}
+	n, ok := c.conv.Stream(buf)
+	c.to += n
+	c.off = min(len(c.pcm), c.from+int(int64(c.to)*output.ClipRate/int64(rate)))
+	return n, !ok || n < len(buf)
 }
 
-// Announce plays pcm (stereo, 48 kHz) over the music: running music is
+// pcmReader streams frames from memory.
+type pcmReader struct{ pcm [][2]float64 }
+
+func (r *pcmReader) Stream(s [][2]float64) (int, bool) {
+	n := copy(s, r.pcm)
+	r.pcm = r.pcm[n:]
+	return n, n > 0
+}
+
+func (r *pcmReader) Err() error { return nil }
+
+// Announce plays pcm (stereo, at output.ClipRate) over the music: running music is
 // paused for it and continues afterwards exactly where it stopped; paused
 // music stays paused. It returns once the clip has started; done closes when
 // it has been played. Announcements play one after another in the order they
@@ -79,6 +114,8 @@ func (p *Player) finishClip() {
 			p.deviceFailed(err)
 		}
 	}
+	// A queue that started meanwhile waited for the device to be free.
+	p.syncRate()
 	close(c.done)
 	p.gain = gainFor(p.volume)
 	if p.musicWas == Playing && p.cur != nil {

@@ -31,9 +31,9 @@ func (s *firstSound) Write(f [][2]float64) error {
 // first non-silent sample written to a real-time paced null sink.
 func BenchmarkCommandToFirstSample(b *testing.B) {
 	f := folderOf(&testing.T{}, "f", 2)
-	sink := &firstSound{Null: *output.NewNull(), heard: make(chan struct{}, 1)}
+	sink := &firstSound{Null: *output.NewNull(output.DefaultRate), heard: make(chan struct{}, 1)}
 	p := New(Config{Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100,
-		Open: func() (output.Sink, error) { return sink, nil }})
+		Open: func(int) (output.Sink, error) { return sink, nil }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go p.Run(ctx)
@@ -76,6 +76,7 @@ func (fullDevice) Close() error              { return nil }
 func (fullDevice) Delay() int                { return rewBuffer }
 func (fullDevice) Rewind(n int) (int, error) { return n, nil }
 func (fullDevice) MaxRewind() int            { return rewBuffer }
+func (fullDevice) Rate() int                 { return output.DefaultRate }
 
 // BenchmarkVolumeRetake measures a volume change while playing: taking back
 // seven periods from the device and writing them again at the new gain.

@@ -146,11 +146,15 @@ func (p *Player) play() error {
 	if p.intent() == Playing && p.state != Failed {
 		return nil
 	}
+	starting := p.intent() == Stopped // a queue starts, not a pause ends
 	p.retryRemote()
 	if p.cur == nil {
 		if err := p.openAt(max(p.index, 0), 0); err != nil {
 			return p.playError(err)
 		}
+	}
+	if starting {
+		p.matchRate()
 	}
 	p.setIntent(Playing)
 	p.lastErr = ""

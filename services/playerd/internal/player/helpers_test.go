@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -19,6 +20,7 @@ import (
 // recSink records what reaches the "speaker". perWrite slows it down so
 // commands land while a track plays; fail makes Write fail.
 type recSink struct {
+	rate     int // 0: output.DefaultRate
 	mu       sync.Mutex
 	frames   [][2]float64
 	drops    int
@@ -43,6 +45,7 @@ func (s *recSink) Write(f [][2]float64) error {
 	}
 	return nil
 }
+func (s *recSink) Rate() int    { return cmp.Or(s.rate, output.DefaultRate) }
 func (s *recSink) Drop() error  { s.mu.Lock(); s.drops++; s.mu.Unlock(); return nil }
 func (s *recSink) Drain() error { s.mu.Lock(); s.drains++; s.mu.Unlock(); return nil }
 func (s *recSink) Close() error { s.mu.Lock(); s.closed = true; s.mu.Unlock(); return nil }
@@ -58,11 +61,11 @@ func (s *recSink) heard() [][2]float64 {
 // so tests can tell tracks apart and see exactly which sample was heard.
 func writeLevelWAV(t *testing.T, path string, seconds float64, level int16) {
 	t.Helper()
-	frames := make([][2]int16, int(seconds*output.Rate))
+	frames := make([][2]int16, int(seconds*output.DefaultRate))
 	for i := range frames {
 		frames[i] = [2]int16{level, int16(i % 1000 * 30)}
 	}
-	if err := os.WriteFile(path, testmedia.WAV(output.Rate, frames), 0o644); err != nil {
+	if err := os.WriteFile(path, testmedia.WAV(output.DefaultRate, frames), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -109,7 +112,7 @@ func newHarness(t *testing.T, cat catalog, cfg Config, sink *recSink) *harness {
 	t.Helper()
 	h := &harness{t: t, sink: sink, saved: make(chan state.Saved, 1000), done: make(chan error, 1)}
 	if cfg.Open == nil {
-		cfg.Open = func() (output.Sink, error) { return sink, nil }
+		cfg.Open = func(int) (output.Sink, error) { return sink, nil }
 	}
 	cfg.Catalog = cat
 	if cfg.MaxVolume == 0 {

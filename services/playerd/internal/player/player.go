@@ -75,6 +75,9 @@ type Player struct {
 
 	// Everything below is owned by the Run goroutine.
 	out        *output.Stream // the open sink; nil until it opens
+	rate       int            // what music and clips are rendered at: out's rate, or the last one
+	want       int            // the rate to open the sink at: the own rate of the music
+	asked      int            // the rate out was opened for
 	sinkErr    error
 	nextRetry  time.Time
 	state      State
@@ -148,6 +151,8 @@ func New(cfg Config) *Player {
 		gains:     make([]float64, output.PeriodFrames),
 		prefetchC: make(chan prefetched, 1),
 		saved:     cfg.Restored.Clone(),
+		rate:      output.DefaultRate,
+		want:      output.DefaultRate,
 	}
 	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
@@ -181,6 +186,9 @@ func (p *Player) restoreQueue() {
 		return
 	}
 	p.state = Paused
+	if r := p.cur.ownRate(); r > 0 {
+		p.want = r // Run opens the sink at it
+	}
 }
 
 // Status returns the latest snapshot; it never blocks on the player.
@@ -313,16 +321,26 @@ func (p *Player) run(r request) error {
 }
 
 // ensureSink opens the sink if it is not open; failures are retried later.
+// The sink may take another rate than asked for (a device that lacks it) or
+// than before (one that came back different): the music follows its rate.
 func (p *Player) ensureSink() {
 	if p.out != nil || p.cfg.Open == nil {
 		return
 	}
-	s, err := p.cfg.Open()
+	s, err := p.cfg.Open(p.want)
 	if err != nil {
 		p.deviceFailed(err)
 		return
 	}
-	p.out = output.NewStream(s)
+	p.out, p.asked = output.NewStream(s), p.want
+	if r := p.out.Rate(); r != p.rate {
+		p.rate = r
+		if p.cur != nil {
+			if err := p.cur.retarget(r); err != nil {
+				p.cfg.OnSkip(p.trackAt(p.index), err)
+			}
+		}
+	}
 	if p.sinkErr != nil {
 		p.cfg.OnDevice(nil)
 		p.sinkErr = nil
@@ -333,6 +351,36 @@ func (p *Player) ensureSink() {
 		p.lastErr = ""
 		p.publish(true)
 	}
+}
+
+// matchRate is for a queue starting with the current track: the output
+// is to run at the track's own rate, so it plays as it is. The tracks after
+// it are converted to that rate, which keeps an album gapless; a queue
+// starting at another rate reopens the output. A station takes the rate it
+// finds.
+func (p *Player) matchRate() {
+	if p.cur == nil || p.cur.ownRate() == 0 {
+		return
+	}
+	p.want = p.cur.ownRate()
+	if len(p.clips) == 0 { // else when they are done (finishClip)
+		p.syncRate()
+	}
+}
+
+// syncRate reopens the output at the rate wanted when it was opened for
+// another. The music is silent by now: the command that started the queue
+// faded it out (silence) before, so closing the sink cuts nothing, and the
+// music starts on the new one with its fade-in.
+func (p *Player) syncRate() {
+	if p.out == nil || p.asked == p.want {
+		return
+	}
+	if err := p.out.Close(); err != nil {
+		p.cfg.OnDevice(err)
+	}
+	p.out = nil
+	p.ensureSink()
 }
 
 func (p *Player) deviceFailed(err error) {

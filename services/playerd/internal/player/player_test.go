@@ -326,7 +326,7 @@ func TestDeviceLostAndRecovered(t *testing.T) {
 	sink := &recSink{perWrite: time.Millisecond}
 	var opens atomic.Int32
 	var unplugged atomic.Bool
-	open := func() (output.Sink, error) {
+	open := func(int) (output.Sink, error) {
 		opens.Add(1)
 		if unplugged.Load() {
 			return nil, errors.New("no such device")

@@ -23,10 +23,10 @@ func (p *Player) maybePrefetch() {
 		return
 	}
 	p.prefetching = true
-	gen, i := p.queueGen, p.index+1
+	gen, i, rate := p.queueGen, p.index+1, p.rate
 	lt, item := p.trackAt(i), p.queue[i]
 	go func() {
-		t, err := p.openTrack(lt, item)
+		t, err := p.openTrack(lt, item, rate)
 		p.prefetchC <- prefetched{gen: gen, index: i, t: t, err: err}
 	}()
 }

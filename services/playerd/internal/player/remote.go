@@ -7,7 +7,6 @@ import (
 	"github.com/gopxl/beep/v2"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
-	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -17,7 +16,7 @@ import (
 // wait for the network: Stream gives what is buffered and silence while the
 // network is behind.
 type Remote interface {
-	// Stream fills samples at output.Rate; false at the end of an episode,
+	// Stream fills samples at the rate it was opened at; false at the end of an episode,
 	// or when it failed for good (Err).
 	Stream(samples [][2]float64) (int, bool)
 	Err() error
@@ -39,9 +38,11 @@ type Remote interface {
 	Close() error
 }
 
-// RemoteOpener opens the remote track of t (t.URL set). It must not wait
-// for the network: the player goroutine calls it.
-type RemoteOpener func(t library.Track) (Remote, error)
+// RemoteOpener opens the remote track of t (t.URL set), to stream at rate
+// (the output's: the remote's own rate is not known before it has
+// connected). It must not wait for the network: the player goroutine calls
+// it, and so may its prefetch.
+type RemoteOpener func(t library.Track, rate int) (Remote, error)
 
 // Buffering is the state while a stream fills its buffer; the player plays
 // on by itself when it is full.
@@ -54,25 +55,28 @@ const episodeKeys = 500
 const finishedTail = 10.0
 
 // remoteDecoder lets a Remote stand where a decoder stands in a track.
-type remoteDecoder struct{ r Remote }
+type remoteDecoder struct {
+	r    Remote
+	rate float64
+}
 
 func (d remoteDecoder) Stream(s [][2]float64) (int, bool) { return d.r.Stream(s) }
 func (d remoteDecoder) Err() error                        { return d.r.Err() }
-func (d remoteDecoder) Len() int                          { return int(d.r.Duration() * output.Rate) }
-func (d remoteDecoder) Position() int                     { return int(d.r.Seconds() * output.Rate) }
-func (d remoteDecoder) Seek(p int) error                  { return d.r.Seek(float64(p) / output.Rate) }
+func (d remoteDecoder) Len() int                          { return int(d.r.Duration() * d.rate) }
+func (d remoteDecoder) Position() int                     { return int(d.r.Seconds() * d.rate) }
+func (d remoteDecoder) Seek(p int) error                  { return d.r.Seek(float64(p) / d.rate) }
 func (d remoteDecoder) Close() error                      { return d.r.Close() }
 
-func (p *Player) openRemote(t library.Track, item QueueItem) (*track, error) {
+func (p *Player) openRemote(t library.Track, item QueueItem, rate int) (*track, error) {
 	if p.cfg.OpenRemote == nil {
 		return nil, fault.New(fault.Unavailable, "streams are not configured")
 	}
-	r, err := p.cfg.OpenRemote(t)
+	r, err := p.cfg.OpenRemote(t, rate)
 	if err != nil {
 		return nil, err
 	}
-	tr := &track{item: item, dec: remoteDecoder{r}, remote: r,
-		format: beep.Format{SampleRate: output.Rate, NumChannels: 2, Precision: 2}}
+	tr := &track{item: item, dec: remoteDecoder{r, float64(rate)}, remote: r, rate: rate,
+		format: beep.Format{SampleRate: beep.SampleRate(rate), NumChannels: 2, Precision: 2}}
 	tr.duration = r.Duration()
 	tr.restream()
 	return tr, nil

@@ -3,6 +3,7 @@ package player
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +44,7 @@ func (f *fakeRemote) Stream(s [][2]float64) (int, bool) {
 		f.available -= n
 	}
 	if !f.live && f.duration > 0 {
-		n = min(n, int(f.duration*output.Rate)-f.pos)
+		n = min(n, int(f.duration*output.DefaultRate)-f.pos)
 		if n <= 0 {
 			return 0, false
 		}
@@ -57,7 +58,7 @@ func (f *fakeRemote) Stream(s [][2]float64) (int, bool) {
 		if f.live {
 			f.pos += len(s) - n
 		}
-		if f.live || f.duration <= 0 || f.pos < int(f.duration*output.Rate) {
+		if f.live || f.duration <= 0 || f.pos < int(f.duration*output.DefaultRate) {
 			return len(s), true
 		}
 	}
@@ -73,13 +74,13 @@ func (f *fakeRemote) Seek(sec float64) error {
 		return errors.New("cannot seek")
 	}
 	f.seeks = append(f.seeks, sec)
-	f.pos = int(sec * output.Rate)
+	f.pos = int(sec * output.DefaultRate)
 	return nil
 }
 func (f *fakeRemote) Seconds() float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return float64(f.pos) / output.Rate
+	return float64(f.pos) / output.DefaultRate
 }
 func (f *fakeRemote) Duration() float64 { return f.duration }
 func (f *fakeRemote) Live() bool        { return f.live }
@@ -104,7 +105,11 @@ type remotes struct {
 	opened map[string][]*fakeRemote
 }
 
-func (r *remotes) open(t library.Track) (Remote, error) {
+// open opens at the test sinks' rate, the only one fakeRemote streams at.
+func (r *remotes) open(t library.Track, rate int) (Remote, error) {
+	if rate != output.DefaultRate {
+		return nil, fmt.Errorf("opened at %d Hz, want the output's %d", rate, output.DefaultRate)
+	}
 	f := r.make(t)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -18,7 +18,7 @@ func (p *Player) renderPeriod() {
 	var err error
 	clipDone := false
 	if len(p.clips) > 0 {
-		n, clipDone = p.clips[0].fill(buf)
+		n, clipDone = p.clips[0].fill(buf, p.rate)
 		p.rampGains(p.gains[:n], gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
 		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
@@ -200,7 +200,11 @@ func (p *Player) openFrom(i int) error {
 	for j := i; j < len(p.queue); j++ {
 		t, err, ok := p.takePrefetch(j)
 		if !ok {
-			t, err = p.openTrack(p.trackAt(j), p.queue[j])
+			t, err = p.openTrack(p.trackAt(j), p.queue[j], p.rate)
+		} else if err == nil {
+			if err = t.retarget(p.rate); err != nil { // opened before the output reopened
+				t.close()
+			}
 		}
 		if err != nil {
 			p.cfg.OnSkip(p.trackAt(j), err)
@@ -222,7 +226,7 @@ func (p *Player) openFrom(i int) error {
 // anyPlayable reports whether a track before i opens.
 func (p *Player) anyPlayable(i int) bool {
 	for j := range min(i, len(p.queue)) {
-		if t, err := p.openTrack(p.trackAt(j), p.queue[j]); err == nil {
+		if t, err := p.openTrack(p.trackAt(j), p.queue[j], p.rate); err == nil {
 			t.close()
 			return true
 		}

@@ -41,7 +41,7 @@ func (s *rewSink) Rewind(n int) (int, error) {
 // so the test decides exactly when each period is rendered.
 func newDirect(t testing.TB, sink output.Sink, cat catalog) *Player {
 	t.Helper()
-	p := New(Config{Open: func() (output.Sink, error) { return sink, nil }, Catalog: cat, MaxVolume: 100, StartVolume: 100})
+	p := New(Config{Open: func(int) (output.Sink, error) { return sink, nil }, Catalog: cat, MaxVolume: 100, StartVolume: 100})
 	p.ensureSink()
 	t.Cleanup(func() { p.shutdown() })
 	return p

@@ -1,6 +1,7 @@
 package speech
 
 import (
+	"fmt"
 	"context"
 	"encoding/binary"
 	"math"
@@ -22,10 +23,10 @@ func (f oneFolder) Folder(id string) (library.Folder, bool) {
 	return library.Folder(f), id == f.ID
 }
 
-// writeMusic writes n frames of seeded white noise as a 48 kHz stereo WAV and
-// returns the samples as the decoder will see them. Noise has no repeating
+// writeMusic writes n frames of seeded white noise as a stereo WAV at rate
+// and returns the samples as the decoder will see them. Noise has no repeating
 // pattern, so any window of it tells its position in the track.
-func writeMusic(t *testing.T, path string, n int) []float64 {
+func writeMusic(t *testing.T, path string, rate, n int) []float64 {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float64, n)
 	frames := make([][2]int16, n)
@@ -34,10 +35,19 @@ func writeMusic(t *testing.T, path string, n int) []float64 {
 		src[i] = float64(v) / 32768
 		frames[i] = [2]int16{v, v}
 	}
-	if err := os.WriteFile(path, testmedia.WAV(output.Rate, frames), 0o644); err != nil {
+	if err := os.WriteFile(path, testmedia.WAV(rate, frames), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// wavRate is the sample rate in the header of a WAV the output package wrote.
+func wavRate(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 44 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return int(binary.LittleEndian.Uint32(b[24:]))
 }
 
 // readLeft returns the left channel of a 16-bit stereo WAV written by the
@@ -109,18 +119,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestAnnouncementOverMusic runs the real speech program through the real
 // player into a WAV sink and checks the recording: music, then speech-band
 // audio, then the music continuing from the sample where it paused; a
-// repeat comes from the cache and leaves paused music paused.
+// repeat comes from the cache and leaves paused music paused. The output
+// runs at the music's rate: the clip is converted to it, 44.1 kHz as 48.
 func TestAnnouncementOverMusic(t *testing.T) {
+	for _, rate := range []int{48000, 44100} {
+		t.Run(fmt.Sprint(rate), func(t *testing.T) { announceOverMusic(t, rate) })
+	}
+}
+
+func announceOverMusic(t *testing.T, rate int) {
 	voice := realVoice(t)
 	dir := t.TempDir()
 	musicPath := filepath.Join(dir, "noise.wav")
-	src := writeMusic(t, musicPath, 30*output.Rate)
+	src := writeMusic(t, musicPath, rate, 30*rate)
 	outPath := filepath.Join(dir, "out.wav")
 	folder := oneFolder{ID: "music", Name: "Noise", Tracks: []library.Track{
 		{ID: "t1", Title: "Noise", Path: musicPath, Duration: 30, Provider: "local"},
 	}}
 	p := player.New(player.Config{
-		Open:      func() (output.Sink, error) { return output.CreateWAV(outPath, true) },
+		Open:      output.WAVOpener(outPath, true),
 		Catalog:   folder,
 		MaxVolume: 80, StartVolume: 60, AnnounceVolume: 90,
 	})
@@ -180,23 +197,26 @@ func TestAnnouncementOverMusic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	speechLen := len(clip)
+	speechLen := (len(clip)*rate + output.ClipRate - 1) / output.ClipRate // as converted to the output's rate
 	out := readLeft(t, outPath)
-	t.Logf("recording %.2f s, speech clip %.2f s", float64(len(out))/output.Rate, float64(speechLen)/output.Rate)
+	if r := wavRate(t, outPath); r != rate {
+		t.Fatalf("the output ran at %d Hz, want the music's %d", r, rate)
+	}
+	t.Logf("recording %.2f s, speech clip %.2f s", float64(len(out))/float64(rate), float64(speechLen)/float64(rate))
 
 	// 1. Music from the start: find the track's alignment half a second in.
-	k, corr, gain := locate(out, output.Rate/2, src, 0, output.Rate)
+	k, corr, gain := locate(out, rate/2, src, 0, rate)
 	if corr < 0.999 {
 		t.Fatalf("no music at 0.5 s (correlation %.3f)", corr)
 	}
-	shift := output.Rate/2 - k
-	end := output.Rate / 2
+	shift := rate/2 - k
+	end := rate / 2
 	for matches(out, src, end, shift, gain) {
 		end++
 	}
 	paused := end - shift // source frame where the music left off
-	if paused < output.Rate {
-		t.Fatalf("music stopped after %.2f s, before the announcement", float64(paused)/output.Rate)
+	if paused < rate {
+		t.Fatalf("music stopped after %.2f s, before the announcement", float64(paused)/float64(rate))
 	}
 
 	// 2. The music comes back: search after the speech for a window of the
@@ -204,8 +224,8 @@ func TestAnnouncementOverMusic(t *testing.T) {
 	// announcement would not be found there.
 	rshift := 0
 	found := false
-	for i := end + speechLen/2; i < len(out)-output.Rate/4 && !found; i += 512 {
-		if k, corr, _ := locate(out, i, src, paused-output.Rate, paused+output.Rate); corr > 0.999 {
+	for i := end + speechLen/2; i < len(out)-rate/4 && !found; i += 512 {
+		if k, corr, _ := locate(out, i, src, paused-rate, paused+rate); corr > 0.999 {
 			rshift, found = i-k, true
 		}
 	}
@@ -216,22 +236,22 @@ func TestAnnouncementOverMusic(t *testing.T) {
 	// frames, the clip, then the track again. If the music resumed at the
 	// paused frame, the shift grew by exactly the fade plus the clip.
 	fade := rshift - shift - speechLen
-	if fade < 0 || fade > output.Rate/100 {
+	if fade < 0 || fade > rate/100 {
 		t.Fatalf("music resumed at source frame %d, paused at %d (%.1f ms apart)",
-			paused+fade, paused, float64(fade)*1000/output.Rate)
+			paused+fade, paused, float64(fade)*1000/float64(rate))
 	}
 	if _, corr, _ := locate(out, end, src, paused, paused+1); fade >= 128 && corr < 0.9 {
 		t.Errorf("the %d frames after the music are not its fade-out (correlation %.3f)", fade, corr)
 	}
 	// After the resume the music is as loud as before.
-	_, corr, rgain := locate(out, end+fade+speechLen+output.Rate/4, src, paused+output.Rate/4-10, paused+output.Rate/4+10)
+	_, corr, rgain := locate(out, end+fade+speechLen+rate/4, src, paused+rate/4-10, paused+rate/4+10)
 	if corr < 0.999 || math.Abs(rgain-gain) > 0.01*gain {
 		t.Errorf("music after the announcement: correlation %.4f, gain %.4f; before: gain %.4f", corr, rgain, gain)
 	}
 
 	// 3. Between the two: the announcement, speech-band audio, not silence.
 	gap := out[end+fade : end+fade+speechLen]
-	music := out[output.Rate/2 : end]
+	music := out[rate/2 : end]
 	if h, hm := hfRatio(gap), hfRatio(music); h > 0.5 || hm < 1.5 {
 		t.Errorf("high-frequency ratio: speech %.3f (want < 0.5), music %.3f (want about 2)", h, hm)
 	}
@@ -244,7 +264,7 @@ func TestAnnouncementOverMusic(t *testing.T) {
 		t.Errorf("repeat: hf %.3f RMS %.4f, want speech", h, r)
 	}
 	t.Logf("music left off at source frame %d (%.3f s); %d frames (fade-out) + %d frames of speech (hf %.3f, music %.3f); music resumed at source frame %d",
-		paused, float64(paused)/output.Rate, fade, speechLen, hfRatio(gap), hfRatio(music), paused)
+		paused, float64(paused)/float64(rate), fade, speechLen, hfRatio(gap), hfRatio(music), paused)
 }
 
 func mustRequest(t *testing.T, s *Service, text string) Request {

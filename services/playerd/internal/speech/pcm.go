@@ -15,8 +15,8 @@ import (
 // huge file must not fill the memory of a 512 MB box.
 const maxClipSeconds = 120
 
-// ToPCM decodes a WAV file and resamples it to the player's stereo frames at
-// output.Rate.
+// ToPCM decodes a WAV file and resamples it to stereo frames at
+// output.ClipRate, the rate the player takes announcements at.
 func ToPCM(data []byte) ([][2]float64, error) {
 	s, format, err := wav.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -30,10 +30,10 @@ func ToPCM(data []byte) ([][2]float64, error) {
 		return nil, fmt.Errorf("speech audio: %d s is longer than %d s", n/int(format.SampleRate), maxClipSeconds)
 	}
 	var src beep.Streamer = s
-	if format.SampleRate != output.Rate {
-		src = resample.New(4, format.SampleRate, output.Rate, s)
+	if format.SampleRate != output.ClipRate {
+		src = resample.New(4, format.SampleRate, output.ClipRate, s)
 	}
-	want := int(int64(s.Len()) * output.Rate / int64(format.SampleRate))
+	want := int(int64(s.Len()) * output.ClipRate / int64(format.SampleRate))
 	pcm := make([][2]float64, 0, want+output.PeriodFrames)
 	buf := make([][2]float64, output.PeriodFrames)
 	for {

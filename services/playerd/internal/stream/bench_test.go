@@ -60,8 +60,8 @@ func benchFile(b *testing.B, path string) {
 			b.Fatal(err)
 		}
 		var s beep.Streamer = dec
-		if int(format.SampleRate) != output.Rate {
-			s = beep.Resample(resampleQuality, format.SampleRate, output.Rate, dec)
+		if int(format.SampleRate) != output.DefaultRate {
+			s = beep.Resample(resampleQuality, format.SampleRate, output.DefaultRate, dec)
 		}
 		for {
 			n, ok := s.Stream(buf)
@@ -72,7 +72,7 @@ func benchFile(b *testing.B, path string) {
 		}
 		dec.Close()
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/(float64(frames)/output.Rate), "cpu-ms/audio-s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/(float64(frames)/output.DefaultRate), "cpu-ms/audio-s")
 }
 
 // benchStream takes 2 s of audio per iteration from one endless station,
@@ -89,14 +89,14 @@ func benchStream(b *testing.B, h http.Handler) {
 		return int(s.ring.rd)
 	}
 	// Connected and buffered before the clock runs.
-	for got() < output.Rate/2 {
+	for got() < output.DefaultRate/2 {
 		s.Stream(buf)
 		time.Sleep(time.Millisecond)
 	}
 	start := got()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		want := got() + 2*output.Rate
+		want := got() + 2*output.DefaultRate
 		for got() < want {
 			before := got()
 			s.Stream(buf)
@@ -105,7 +105,7 @@ func benchStream(b *testing.B, h http.Handler) {
 			}
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/(float64(got()-start)/output.Rate), "cpu-ms/audio-s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/(float64(got()-start)/output.DefaultRate), "cpu-ms/audio-s")
 }
 
 // BenchmarkReconnect measures, on loopback with the box's own settings, how

@@ -19,6 +19,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/decode"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
 	"github.com/storybox/storybox/services/playerd/internal/output"
+	"github.com/storybox/storybox/services/playerd/internal/resample"
 )
 
 // resampleQuality is the player's (track.go): clean for speech and music at
@@ -47,7 +48,7 @@ func (s *Source) run(ctx context.Context, gen int, from float64) {
 	var failingSince time.Time
 	at := resume{}
 	if !s.opts.Live {
-		at = resume{media: from, skip: int(from * output.Rate)}
+		at = resume{media: from, skip: int(from * float64(s.opts.Rate))}
 	}
 	for {
 		produced, err := s.session(ctx, gen, &at)
@@ -71,7 +72,7 @@ func (s *Source) run(ctx context.Context, gen int, from float64) {
 		// A drop after a healthy stretch is tried again at once, while the
 		// buffer plays on; attempts that keep failing wait longer and longer.
 		wait := backoff
-		if produced >= healthyFrames {
+		if produced >= healthySeconds*s.opts.Rate {
 			wait, backoff, failingSince = 0, s.cfg.MinBackoff, time.Time{}
 		}
 		if failingSince.IsZero() {
@@ -171,8 +172,8 @@ func (s *Source) session(ctx context.Context, gen int, at *resume) (int, error) 
 	}
 	format := live.Format()
 	var src beep.Streamer = live
-	if int(format.SampleRate) != output.Rate {
-		src = beep.Resample(resampleQuality, format.SampleRate, output.Rate, live)
+	if int(format.SampleRate) != s.opts.Rate {
+		src = resample.New(resampleQuality, format.SampleRate, beep.SampleRate(s.opts.Rate), live)
 	}
 	buf := make([][2]float64, chunk)
 	produced, oggTitle := 0, ""
@@ -199,7 +200,7 @@ func (s *Source) session(ctx context.Context, gen int, at *resume) (int, error) 
 			return produced, err
 		}
 		produced += len(frames)
-		at.media += float64(len(frames)) / output.Rate
+		at.media += float64(len(frames)) / float64(s.opts.Rate)
 		if !s.opts.Live && at.mp3 {
 			at.offset = start + live.Consumed()
 		}
@@ -368,7 +369,7 @@ func (s *Source) position(ctx context.Context, c *conn, resp *http.Response, at 
 		c.offset = at.offset
 	}
 	if !at.mp3 && c.offset == 0 {
-		at.skip = int(at.media * output.Rate) // decode from the start up to the position
+		at.skip = int(at.media * float64(s.opts.Rate)) // decode from the start up to the position
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func (l *listener) period() bool {
 	return ok
 }
 
-func (l *listener) seconds() float64 { return float64(l.audio) / output.Rate }
+func (l *listener) seconds() float64 { return float64(l.audio) / output.DefaultRate }
 
 // until takes periods until cond holds; a period without audio waits a
 // moment for the network instead of spinning. The deadline only bounds a

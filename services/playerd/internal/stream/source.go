@@ -75,14 +75,17 @@ type Options struct {
 	Live bool
 	// Duration of an episode in seconds, from its feed; 0 when unknown.
 	Duration float64
+	// Rate the source streams at (the player's output rate); what arrives
+	// at another rate is resampled. 0 means output.DefaultRate.
+	Rate int
 }
 
 // historyFrames is the audio kept after it was read, for Back: more than
 // the largest device buffer the player writes ahead (16 periods).
 const historyFrames = 32 * output.PeriodFrames
 
-// healthyFrames of audio from one connection reset the backoff.
-const healthyFrames = 10 * output.Rate
+// healthySeconds of audio from one connection reset the backoff.
+const healthySeconds = 10
 
 // Source is one stream as a track for the player. Its methods are safe for
 // concurrent use and never wait for the network.
@@ -130,10 +133,15 @@ type Stats struct {
 // Open prepares a source; nothing touches the network until the player
 // first asks it for audio.
 func Open(cfg Config, o Options) *Source {
+	if o.Rate <= 0 {
+		o.Rate = output.DefaultRate
+	}
 	return &Source{cfg: cfg.withDefaults(), opts: o, waiting: true, space: make(chan struct{}, 1)}
 }
 
-func (s *Source) frames(d time.Duration) int { return int(d * output.Rate / time.Second) }
+func (s *Source) frames(d time.Duration) int {
+	return int(d * time.Duration(s.opts.Rate) / time.Second)
+}
 
 // Stream gives the player what is buffered. While the network is behind it
 // gives silence, so the device keeps its pace; it reports false only at the
@@ -246,7 +254,7 @@ func (s *Source) Seek(sec float64) error {
 	defer s.mu.Unlock()
 	s.stop()
 	s.ring.reset()
-	s.pos = int64(sec * output.Rate)
+	s.pos = int64(sec * float64(s.opts.Rate))
 	s.segs, s.marks, s.waiting, s.problem, s.ended, s.failed = nil, nil, true, "", false, nil
 	if s.opts.Live {
 		s.title = nil
@@ -258,7 +266,7 @@ func (s *Source) Seek(sec float64) error {
 func (s *Source) Seconds() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return float64(s.pos) / output.Rate
+	return float64(s.pos) / float64(s.opts.Rate)
 }
 
 // Duration of an episode; 0 for a station or when unknown.
@@ -329,7 +337,7 @@ func (s *Source) start() {
 	s.gen++
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.running = cancel, true
-	from := float64(s.pos+int64(s.ring.ahead())) / output.Rate
+	from := float64(s.pos+int64(s.ring.ahead())) / float64(s.opts.Rate)
 	go s.run(ctx, s.gen, from)
 }
 

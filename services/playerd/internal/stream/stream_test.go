@@ -72,7 +72,7 @@ func TestOggStationTitles(t *testing.T) {
 				}
 			}
 			// The audio is the tone, resampled to the device rate.
-			mid := l.pcm[output.Rate/2 : output.Rate*3/2]
+			mid := l.pcm[output.DefaultRate/2 : output.DefaultRate*3/2]
 			if left := crossings(mid, 0); math.Abs(left-440) > 10 {
 				t.Errorf("left channel at %.0f Hz, want 440", left)
 			}
@@ -87,7 +87,7 @@ func crossings(frames [][2]float64, ch int) float64 {
 			n++
 		}
 	}
-	return float64(n) / (float64(len(frames)) / output.Rate)
+	return float64(n) / (float64(len(frames)) / output.DefaultRate)
 }
 
 // A connection that drops mid-stream is followed by a new one, and the
@@ -341,8 +341,8 @@ func TestBackReplaysTheSameFrames(t *testing.T) {
 	l.until("1 s", func() bool { return l.seconds() >= 1 })
 	pos := s.Seconds()
 	s.Back(4096)
-	if got := s.Seconds(); math.Abs(got-(pos-4096.0/output.Rate)) > 1e-9 {
-		t.Errorf("Seconds %v after Back, want %v", got, pos-4096.0/output.Rate)
+	if got := s.Seconds(); math.Abs(got-(pos-4096.0/output.DefaultRate)) > 1e-9 {
+		t.Errorf("Seconds %v after Back, want %v", got, pos-4096.0/output.DefaultRate)
 	}
 	again := make([][2]float64, 4096)
 	if n, _ := s.Stream(again); n != 4096 {

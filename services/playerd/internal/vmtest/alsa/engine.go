@@ -41,8 +41,8 @@ func driveEngine() (*session, error) {
 		return nil, err
 	}
 	s := &session{}
-	open := func() (output.Sink, error) {
-		sink, err := parsed()
+	open := func(rate int) (output.Sink, error) {
+		sink, err := parsed(rate)
 		if a, ok := sink.(*output.ALSA); ok {
 			s.sink = a
 		}
@@ -152,7 +152,7 @@ func judge(got [][2]int32, beforePause func(i int) bool) (playback, error) {
 			loud = i
 		}
 	}
-	if loud < 0 || stop-loud < output.Rate/10 {
+	if loud < 0 || stop-loud < output.DefaultRate/10 {
 		return playback{}, fmt.Errorf("no loud then quiet sound (loud until frame %d, silence from %d)", loud, stop)
 	}
 	return playback{first, stop, loud}, nil
@@ -184,7 +184,7 @@ func runEngine() (string, error) {
 			err, s.quieter.Sub(s.played).Round(time.Millisecond), s.taps, s.paused.Sub(s.played).Round(time.Millisecond), s.sink.Underruns())
 	}
 	heardFirst, heardLast := rec.heardAt(pl.first), rec.heardAt(pl.stop-1)
-	sounding := float64(pl.stop-pl.first) / output.Rate
+	sounding := float64(pl.stop-pl.first) / output.DefaultRate
 	detail := fmt.Sprintf("play->sound=%dms volume->quieter=%dms pause->silence=%dms sounded=%.2fs underruns=%d",
 		heardFirst.Sub(s.played).Milliseconds(), rec.heardAt(pl.loud).Sub(s.quieter).Milliseconds(),
 		heardLast.Sub(s.paused).Milliseconds(), sounding, s.sink.Underruns())
@@ -200,7 +200,7 @@ func runEngine() (string, error) {
 }
 
 // fadeCheck is the 5 ms window the pause's fade-out is judged by.
-const fadeCheck = output.Rate / 200
+const fadeCheck = output.DefaultRate / 200
 
 type silentRun struct{ at, n int }
 
@@ -213,7 +213,7 @@ func silentRuns(got [][2]int32) []silentRun {
 		for j < len(got) && got[j] == [2]int32{} {
 			j++
 		}
-		if j-i >= output.Rate/1000 {
+		if j-i >= output.DefaultRate/1000 {
 			runs = append(runs, silentRun{i, j - i})
 		}
 		i = j + 1
@@ -231,11 +231,11 @@ var toneHz = [2]float64{440, 660}
 // away from a peak. At most the first ten are listed.
 func splices(got [][2]int32) []int {
 	var at []int
-	const window = output.Rate / 200 // 5 ms: over two periods of 440 Hz
+	const window = output.DefaultRate / 200 // 5 ms: over two periods of 440 Hz
 	for n := 1; n+1 < len(got) && len(at) < 10; n++ {
 		level := peak(got[max(0, n-window):min(len(got), n+window)])
 		for c := range 2 {
-			k := 2 * math.Cos(2*math.Pi*toneHz[c]/output.Rate)
+			k := 2 * math.Cos(2*math.Pi*toneHz[c]/output.DefaultRate)
 			r := float64(got[n+1][c]) + float64(got[n-1][c]) - k*float64(got[n][c])
 			if math.Abs(r) > 0.02*float64(level)+4<<16 {
 				at = append(at, n)
@@ -269,5 +269,5 @@ func (r *recorder) heardAt(i int) time.Time {
 	per := r.c.Period()
 	k := min(i/per, len(r.arrived)-1)
 	end := (k + 1) * per
-	return r.arrived[k].Add(-time.Duration(end-1-i) * time.Second / output.Rate)
+	return r.arrived[k].Add(-time.Duration(end-1-i) * time.Second / output.DefaultRate)
 }

@@ -147,11 +147,11 @@ func run() {
 	// The engine cases run the player's own configuration.
 	s16 := alsa.Config{Formats: []alsa.Format{alsa.S16LE}, MinPeriods: 16}
 	cases := []testCase{
-		{name: "pcm-s16", spec: "Loopback,0", cfg: s16, play: playKnown(2*output.Rate, 0)},
-		{name: "pcm-s32", spec: "Loopback,0", cfg: alsa.Config{MinPeriods: 16}, play: playKnown(2*output.Rate, 0)},
-		{name: "pcm-s24-3", spec: "Loopback,0", cfg: alsa.Config{Formats: []alsa.Format{alsa.S24Packed}, MinPeriods: 16}, play: playKnown(output.Rate, 0)},
+		{name: "pcm-s16", spec: "Loopback,0", cfg: s16, play: playKnown(2*output.DefaultRate, 0)},
+		{name: "pcm-s32", spec: "Loopback,0", cfg: alsa.Config{MinPeriods: 16}, play: playKnown(2*output.DefaultRate, 0)},
+		{name: "pcm-s24-3", spec: "Loopback,0", cfg: alsa.Config{Formats: []alsa.Format{alsa.S24Packed}, MinPeriods: 16}, play: playKnown(output.DefaultRate, 0)},
 		{name: "beep-flac", spec: "", cfg: alsa.Config{MinPeriods: 16}, play: playFLAC("/tone.flac")},
-		{name: "underrun", spec: "Loopback,0", cfg: alsa.Config{Formats: []alsa.Format{alsa.S16LE}}, play: playKnown(output.Rate, 400*time.Millisecond), starved: true},
+		{name: "underrun", spec: "Loopback,0", cfg: alsa.Config{Formats: []alsa.Format{alsa.S16LE}}, play: playKnown(output.DefaultRate, 400*time.Millisecond), starved: true},
 	}
 	defer func() {
 		type engineCase struct {
@@ -227,12 +227,12 @@ func playFLAC(path string) func(*output.ALSA) ([][2]float64, error) {
 		if format.SampleRate != 44100 {
 			return nil, fmt.Errorf("%s: %d Hz, want 44100", path, format.SampleRate)
 		}
-		st := beep.Resample(4, format.SampleRate, output.Rate, dec)
+		st := beep.Resample(4, format.SampleRate, output.DefaultRate, dec)
 		var sent [][2]float64
 		buf := make([][2]float64, output.PeriodFrames)
 		var rendering time.Duration
 		defer func() {
-			renderShare = rendering.Seconds() / (float64(len(sent)) / output.Rate)
+			renderShare = rendering.Seconds() / (float64(len(sent)) / output.DefaultRate)
 		}()
 		for {
 			t0 := time.Now()
@@ -276,7 +276,7 @@ func runCase(tc testCase) (string, error) {
 	if err == nil {
 		err = sink.Drain()
 	}
-	underruns, format, rate := sink.Underruns(), sink.DeviceFormat(), sink.DeviceRate()
+	underruns, format, rate := sink.Underruns(), sink.DeviceFormat(), sink.Rate()
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
@@ -288,7 +288,7 @@ func runCase(tc testCase) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rate != output.Rate {
+	if rate != output.DefaultRate {
 		return "", fmt.Errorf("device rate %d", rate)
 	}
 	want := make([][2]int32, len(sent))

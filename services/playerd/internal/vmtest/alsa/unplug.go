@@ -102,11 +102,11 @@ func runUnplug() (string, error) {
 			sound++
 		}
 	}
-	if sound < output.Rate/4 { // enough to prove it plays; a busy host slows the VM
+	if sound < output.DefaultRate/4 { // enough to prove it plays; a busy host slows the VM
 		return "", fmt.Errorf("only %d frames of sound after the device came back", sound)
 	}
 	return fmt.Sprintf("error-after=%dms replugged-playing-after=%dms sound-after=%.2fs error=%q absent=%q",
-		lostAfter.Milliseconds(), recovered.Milliseconds(), float64(sound)/output.Rate, lostMsg, absentMsg), nil
+		lostAfter.Milliseconds(), recovered.Milliseconds(), float64(sound)/output.DefaultRate, lostMsg, absentMsg), nil
 }
 
 // waitState polls the status until cond holds, for at most 10 s.

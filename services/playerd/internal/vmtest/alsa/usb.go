@@ -37,7 +37,7 @@ func runUSB() (string, error) {
 	}
 	card, _, _ := strings.Cut(strings.TrimSpace(string(cards)), "\n")
 	return fmt.Sprintf("card=%q format=%s rate=%d play-to-volume=%.3f play-to-pause=%.3f",
-		strings.Join(strings.Fields(card), " "), s.sink.DeviceFormat(), s.sink.DeviceRate(),
+		strings.Join(strings.Fields(card), " "), s.sink.DeviceFormat(), s.sink.Rate(),
 		s.quieter.Sub(s.played).Seconds(), s.paused.Sub(s.played).Seconds()), nil
 }
 
@@ -57,12 +57,12 @@ func checkSpeaker(path string, playToVolume, playToPause float64) (string, error
 	// drop, which may come before the silence behind the fade was recorded:
 	// after it the device is silent. Without timing, the first silence is
 	// the pause.
-	got = append(got, make([][2]int32, output.Rate/100)...)
+	got = append(got, make([][2]int32, output.DefaultRate/100)...)
 	pl, err := judge(got, func(int) bool { return false })
 	if err != nil {
 		return "", err
 	}
-	sounded := float64(pl.stop-pl.first) / output.Rate
+	sounded := float64(pl.stop-pl.first) / output.DefaultRate
 	if sounded < playToPause-0.3 || sounded > playToPause+0.3 {
 		return "", fmt.Errorf("sounded %.2fs; play to pause took %.2fs", sounded, playToPause)
 	}
@@ -70,7 +70,7 @@ func checkSpeaker(path string, playToVolume, playToPause float64) (string, error
 		return "", fmt.Errorf("sound again after the pause (peak %d)", after)
 	}
 	return fmt.Sprintf("loud for %.2fs, volume given %.2fs after play; sounded %.2fs, pause given %.2fs after play",
-		float64(pl.loud-pl.first)/output.Rate, playToVolume, sounded, playToPause), nil
+		float64(pl.loud-pl.first)/output.DefaultRate, playToVolume, sounded, playToPause), nil
 }
 
 // readRecording decodes qemu's recording, scaled to 32 bits as the loopback
@@ -81,9 +81,9 @@ func readRecording(path string) ([][2]int32, error) {
 		return nil, err
 	}
 	defer st.Close()
-	if format.NumChannels != 2 || int(format.SampleRate) != output.Rate || format.Precision != 2 {
+	if format.NumChannels != 2 || int(format.SampleRate) != output.DefaultRate || format.Precision != 2 {
 		return nil, fmt.Errorf("recorded %d channels at %d Hz, %d bytes a sample; want 2 at %d, 2",
-			format.NumChannels, format.SampleRate, format.Precision, output.Rate)
+			format.NumChannels, format.SampleRate, format.Precision, output.DefaultRate)
 	}
 	var got [][2]int32
 	buf := make([][2]float64, 4096)
