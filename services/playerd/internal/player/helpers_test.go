@@ -61,11 +61,17 @@ func (s *recSink) heard() [][2]float64 {
 // so tests can tell tracks apart and see exactly which sample was heard.
 func writeLevelWAV(t *testing.T, path string, seconds float64, level int16) {
 	t.Helper()
-	frames := make([][2]int16, int(seconds*output.DefaultRate))
+	writeLevelWAVAt(t, path, output.DefaultRate, seconds, level)
+}
+
+// writeLevelWAVAt is writeLevelWAV at another rate.
+func writeLevelWAVAt(t *testing.T, path string, rate int, seconds float64, level int16) {
+	t.Helper()
+	frames := make([][2]int16, int(seconds*float64(rate)))
 	for i := range frames {
 		frames[i] = [2]int16{level, int16(i % 1000 * 30)}
 	}
-	if err := os.WriteFile(path, testmedia.WAV(output.DefaultRate, frames), 0o644); err != nil {
+	if err := os.WriteFile(path, testmedia.WAV(rate, frames), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

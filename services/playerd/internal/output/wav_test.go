@@ -1,0 +1,53 @@
+package output
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A WAV file has one rate: the opener takes the rate asked for until audio
+// was written, then keeps the file's rate and continues the file.
+func TestWAVOpenerKeepsOneRatePerFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.wav")
+	open := WAVOpener(path, false)
+	step := func(rate, frames, wantRate int) {
+		t.Helper()
+		s, err := open(rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Rate() != wantRate {
+			t.Errorf("opened at %d: Rate %d, want %d", rate, s.Rate(), wantRate)
+		}
+		buf := make([][2]float64, frames)
+		for i := range buf {
+			buf[i] = [2]float64{0.25, -0.25}
+		}
+		if err := s.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(48000, 0, 48000)   // opened, nothing written
+	step(44100, 100, 44100) // so the file takes the next rate
+	step(48000, 50, 44100)  // and keeps it
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := binary.LittleEndian.Uint32(b[24:]); r != 44100 {
+		t.Errorf("header rate %d", r)
+	}
+	if n := binary.LittleEndian.Uint32(b[40:]); n != 150*4 || len(b) != 44+150*4 {
+		t.Errorf("data size %d in the header, %d bytes in the file; want 150 frames", n, len(b)-44)
+	}
+	for i := 44; i < len(b); i += 4 {
+		if l, r := int16(binary.LittleEndian.Uint16(b[i:])), int16(binary.LittleEndian.Uint16(b[i+2:])); l != ToS16(0.25) || r != ToS16(-0.25) {
+			t.Fatalf("frame %d: %d %d", (i-44)/4, l, r)
+		}
+	}
+}
