@@ -1,9 +1,9 @@
 package speech
 
 import (
-	"fmt"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
