@@ -45,7 +45,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, bc := range []struct {
 		file     string
 		resample bool
-	}{{"tone.mp3", true}, {"tone.flac", true}, {"tone.mp3", false}, {"tone.flac", false}} {
+	}{{"tone.mp3", true}, {"tone.flac", true}, {"tone.ogg", true}, {"tone.mp3", false}, {"tone.flac", false}, {"tone.ogg", false}} {
 		name := bc.file
 		if !bc.resample {
 			name += "/decode-only"

@@ -41,6 +41,10 @@ func driveEngine() (*session, error) {
 		return nil, err
 	}
 	s := &session{}
+	// The engine opens the device at start, and again at the folder's own
+	// rate (tone.flac: 44.1 kHz) when it starts; the loopback holds that
+	// to the capture's 48 kHz, so the engine resamples. s.sink is the
+	// last one opened.
 	open := func(rate int) (output.Sink, error) {
 		sink, err := parsed(rate)
 		if a, ok := sink.(*output.ALSA); ok {
