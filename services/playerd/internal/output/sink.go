@@ -14,6 +14,21 @@ import (
 // another: what the player plays before it knows what it will play.
 const DefaultRate = 48000
 
+// RateFor is the rate to open the output at for music at rate: its own from
+// 44.1 to 48 kHz, which the period and the device buffer (counted in frames)
+// are made for; at 8 kHz a period would last 128 ms and the buffer a second,
+// at 96 kHz the buffer 85 ms. A higher rate is halved until it fits (96 →
+// 48 kHz, 88.2 → 44.1 kHz); a lower one plays at DefaultRate.
+func RateFor(rate int) int {
+	for rate > 48000 {
+		rate /= 2
+	}
+	if rate < 44100 {
+		return DefaultRate
+	}
+	return rate
+}
+
 // ClipRate is the rate of announcements, chimes and tones: they are made at
 // this rate and the player converts them to the rate its output runs at.
 const ClipRate = 48000

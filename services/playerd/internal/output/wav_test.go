@@ -51,3 +51,12 @@ func TestWAVOpenerKeepsOneRatePerFile(t *testing.T) {
 		}
 	}
 }
+
+func TestRateFor(t *testing.T) {
+	for in, want := range map[int]int{44100: 44100, 48000: 48000, 46000: 46000, 88200: 44100, 96000: 48000,
+		176400: 44100, 192000: 48000, 32000: DefaultRate, 22050: DefaultRate, 8000: DefaultRate, 50000: DefaultRate} {
+		if got := RateFor(in); got != want {
+			t.Errorf("RateFor(%d) = %d, want %d", in, got, want)
+		}
+	}
+}

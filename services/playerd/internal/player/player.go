@@ -187,7 +187,7 @@ func (p *Player) restoreQueue() {
 	}
 	p.state = Paused
 	if r := p.cur.ownRate(); r > 0 {
-		p.want = r // Run opens the sink at it
+		p.want = output.RateFor(r) // Run opens the sink at it
 	}
 }
 
@@ -353,16 +353,16 @@ func (p *Player) ensureSink() {
 	}
 }
 
-// matchRate is for a queue starting with the current track: the output
-// is to run at the track's own rate, so it plays as it is. The tracks after
-// it are converted to that rate, which keeps an album gapless; a queue
-// starting at another rate reopens the output. A station takes the rate it
-// finds.
+// matchRate is for a queue starting with the current track: the output is
+// to run at the track's own rate (output.RateFor), so it plays as it is. The
+// tracks after it are converted to that rate, which keeps an album gapless;
+// a queue starting at another rate reopens the output. A station takes the
+// rate it finds.
 func (p *Player) matchRate() {
 	if p.cur == nil || p.cur.ownRate() == 0 {
 		return
 	}
-	p.want = p.cur.ownRate()
+	p.want = output.RateFor(p.cur.ownRate())
 	if len(p.clips) == 0 { // else when they are done (finishClip)
 		p.syncRate()
 	}

@@ -310,3 +310,18 @@ func TestRestoredQueueOpensAtItsRate(t *testing.T) {
 		t.Errorf("output opened at %v, want 44100 once", asked)
 	}
 }
+
+// Rates the output's period and buffer are not made for are not opened:
+// 96 kHz plays at 48, 22.05 kHz at the default rate.
+func TestOutputRateStaysNearMusicRates(t *testing.T) {
+	for _, tc := range []struct{ own, want int }{{96000, 48000}, {88200, 44100}, {22050, output.DefaultRate}} {
+		f := folderAt(t, "f", rated{tc.own, 0.3})
+		asked, rate, got := playToEnd(t, f, filepath.Join(t.TempDir(), "out.wav"))
+		if rate != tc.want || asked[len(asked)-1] != tc.want {
+			t.Errorf("%d Hz: output opened at %v, file at %d; want %d", tc.own, asked, rate, tc.want)
+		}
+		if n := int(0.3*float64(tc.own)) * tc.want / tc.own; len(got) < n-1 || len(got) > n+1 {
+			t.Errorf("%d Hz: %d frames, want %d", tc.own, len(got), n)
+		}
+	}
+}
