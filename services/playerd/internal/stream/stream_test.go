@@ -256,6 +256,25 @@ func TestEpisodePlaysToItsEnd(t *testing.T) {
 	}
 }
 
+// A source streams at the rate it was opened at (the output's): 2 s of
+// episode are 2 s of frames at that rate, and the position counts at it.
+func TestEpisodeAtTheOutputsRate(t *testing.T) {
+	for _, rate := range []int{44100, 48000, 32000} {
+		ep := &episodeServer{data: fixture(t, "tone.mp3")}
+		srv := newServer(t, ep)
+		s := Open(testConfig(), Options{URL: srv.URL + "/ep.mp3", Duration: 2, Rate: rate})
+		l := listen(t, s)
+		for l.period() {
+		}
+		if got := float64(l.audio) / float64(rate); math.Abs(got-2) > 0.1 {
+			t.Errorf("%d Hz: %d frames, %.3f s of a 2 s episode", rate, l.audio, got)
+		}
+		if math.Abs(s.Seconds()-2) > 0.1 {
+			t.Errorf("%d Hz: position %.3f at the end", rate, s.Seconds())
+		}
+	}
+}
+
 // A seek (and a resume) asks the server for the byte where the position
 // is, by the episode's duration; the position is the one asked for.
 func TestEpisodeSeeksByRange(t *testing.T) {
