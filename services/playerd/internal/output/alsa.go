@@ -149,9 +149,10 @@ func encode(buf []byte, f alsa.Format, channels int, frames [][2]float64) []byte
 }
 
 // ToS32 is ToS16's counterpart for 32-bit devices: the extra bits keep
-// quiet passages (low volume) free of audible quantisation.
+// quiet passages (low volume) free of audible quantisation. Scaled by 2^31,
+// 16- and 24-bit samples come out as they were, shifted.
 func ToS32(v float64) int32 {
-	v = math.Round(v * math.MaxInt32)
+	v = math.Round(v * (1 << 31))
 	if v > math.MaxInt32 {
 		return math.MaxInt32
 	}

@@ -105,8 +105,8 @@ func TestALSAChannelLayouts(t *testing.T) {
 		want     []int16
 	}{
 		{1, []int16{ToS16(0.375), 0}},
-		{2, []int16{ToS16(0.5), ToS16(0.25), -32767, 32767}},
-		{4, []int16{ToS16(0.5), ToS16(0.25), 0, 0, -32767, 32767, 0, 0}},
+		{2, []int16{ToS16(0.5), ToS16(0.25), -32768, 32767}},
+		{4, []int16{ToS16(0.5), ToS16(0.25), 0, 0, -32768, 32767, 0, 0}},
 	} {
 		r := &recorder{format: alsa.S16LE, channels: tc.channels, rate: DefaultRate}
 		if err := newALSA(r).Write(in); err != nil {

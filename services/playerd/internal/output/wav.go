@@ -114,14 +114,17 @@ func (s *WAV) Write(frames [][2]float64) error {
 }
 
 // ToS16 converts a sample to signed 16 bit with clipping and rounding, the
-// same way for every integer sink so their outputs compare bit for bit.
+// same way for every integer sink so their outputs compare bit for bit. The
+// decoders scale n-bit samples by 2^-(n-1), so scaling by 2^15 gives every
+// sample of a 16-bit file back as it was: played at its own rate at full
+// volume, the output is the file, bit for bit.
 func ToS16(v float64) int16 {
-	v = math.Round(v * 32767)
-	if v > 32767 {
-		return 32767
+	v = math.Round(v * (1 << 15))
+	if v > math.MaxInt16 {
+		return math.MaxInt16
 	}
-	if v < -32768 {
-		return -32768
+	if v < math.MinInt16 {
+		return math.MinInt16
 	}
 	return int16(v)
 }

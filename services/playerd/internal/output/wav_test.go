@@ -2,6 +2,7 @@ package output
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,6 +58,22 @@ func TestRateFor(t *testing.T) {
 		176400: 44100, 192000: 48000, 32000: DefaultRate, 22050: DefaultRate, 8000: DefaultRate, 50000: DefaultRate} {
 		if got := RateFor(in); got != want {
 			t.Errorf("RateFor(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// The decoders scale n-bit samples by 2^-(n-1); the conversions undo that
+// exactly, so a file played at full volume comes out as it is.
+func TestConversionsGiveSamplesBack(t *testing.T) {
+	for x := math.MinInt16; x <= math.MaxInt16; x++ {
+		v := float64(x) / (1 << 15)
+		if ToS16(v) != int16(x) || ToS32(v) != int32(x)<<16 {
+			t.Fatalf("16-bit %d: ToS16 %d, ToS32 %d", x, ToS16(v), ToS32(v))
+		}
+	}
+	for _, x := range []int32{-1 << 23, -1, 0, 1, 12345, 1<<23 - 1} {
+		if v := float64(x) / (1 << 23); ToS32(v) != x<<8 {
+			t.Errorf("24-bit %d: ToS32 %d", x, ToS32(v))
 		}
 	}
 }
