@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
@@ -150,7 +151,7 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 	moved := fmt.Sprintf(`#home-editor fieldset.cat[data-cat="%d"]`, n0-1)
 	run("bad home", clearValue(moved+" .row-source"), chromedp.SendKeys(css(moved+" .row-source"), "Gibt es nicht"),
 		chromedp.Click(css("#home-save")),
-		text(fmt.Sprintf(`%s [data-field="categories[%d].rows[0].source_ref"]`, moved, n0-1), `there is no folder "Gibt es nicht"`),
+		text(fmt.Sprintf(`%s [data-field="categories[%d].rows[0].source_ref"]`, moved, n0-1), `There is no folder "Gibt es nicht" in the library`),
 		shots("home", text("#home-preview", "Abend")))
 	if after := admin("/api/admin/navigation").raw; after != nav {
 		t.Errorf("a refused home screen changed the navigation:\n%s\n%s", nav, after)
@@ -178,7 +179,7 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 	clock.add(cards.Repeat)
 	typeCard("0004921380")
 	waitUntil(t, "the card's read", 10*time.Second, func() bool {
-		r := getReads(t, c, session)
+		r := getReads(t, base, session)
 		return len(r) > 0 && r[0]["outcome"] == "started"
 	})
 	run("reads", chromedp.Click(css("#cards-reads-refresh")), text("#cards-reads li:first-child", "gestartet"),
@@ -205,7 +206,7 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 	}
 	run("sleep off", chromedp.Click(css("#sleep-off")), text("#restrictions-sleep", "aus"))
 	run("bad bedtime", edit("#bed-tue-start", "20:00"), edit("#bed-tue-end", "20:00"), chromedp.Click(css("#parental-save")),
-		text(`[data-field="bedtime.windows.tue"]`, "start and end are both 20:00"),
+		text(`[data-field="bedtime.windows.tue"]`, "Start and end are both 20:00"),
 		shots("parental", text("#restrictions-locked", "1")))
 	if after := admin("/api/admin/parental").raw; after != rules {
 		t.Errorf("a refused bedtime changed the rules:\n%s\n%s", rules, after)
@@ -228,7 +229,7 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 		}
 	}
 	run("bad button", chromedp.Click(css("#input-add-button")), edit(`#input-buttons li[data-button="1"] .button-line`, "17"),
-		chromedp.Click(css("#input-save")), text(`#input-buttons li[data-button="1"] [data-field="gpio.buttons[1]"]`, "line 17 is used twice"),
+		chromedp.Click(css("#input-save")), text(`#input-buttons li[data-button="1"] [data-field="gpio.buttons[1]"]`, "Line 17 is used twice"),
 		shots("input", text("#input-devices", "IC Reader IC Reader")))
 	if after := admin("/api/admin/input").raw; !strings.Contains(after, `"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]`) {
 		t.Errorf("a refused wiring changed the buttons: %s", after)
@@ -265,11 +266,18 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 }
 
 // getReads is the box's list of the last card reads.
-func getReads(t *testing.T, c *caller, session string) []map[string]any {
+func getReads(t *testing.T, base, session string) []map[string]any {
 	t.Helper()
-	var r []map[string]any
-	if err := json.Unmarshal([]byte(c.do("GET", "/api/admin/cards/reads", "", "Cookie", session).raw), &r); err != nil {
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/admin/cards/reads", nil)
+	req.AddCookie(&http.Cookie{Name: auth.CookieName, Value: session})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("card reads: %s %v", resp.Status, err)
 	}
 	return r
 }

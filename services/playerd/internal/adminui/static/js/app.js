@@ -124,6 +124,9 @@ function open(name) {
     type: 'button', id: `nav-${n}`, 'aria-current': n === name ? 'page' : false,
     onclick: () => { if (location.hash !== `#${n}`) location.hash = n; else open(n); },
   }, t(`nav.${n}`))));
+  // On a phone the tabs scroll sideways: keep the open one in sight.
+  const tab = document.getElementById(`nav-${name}`);
+  if (tab && tab.scrollIntoView) tab.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   const mod = sections.find(([n]) => n === name)[1];
   const view = mod.render(ctx);
   current = { name, stop: view.stop };

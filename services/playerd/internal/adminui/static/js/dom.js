@@ -95,7 +95,9 @@ export function fieldError(root, fallback, x) {
     if (fits && (!best || f.length > best.dataset.field.length)) best = e;
   }
   const box = best || fallback;
-  box.textContent = x.message;
+  // Next to its field, the field's path says nothing a parent needs.
+  const rest = best && raw === x.message && raw.startsWith(`${path}: `) ? raw.slice(path.length + 2) : '';
+  box.textContent = rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : x.message;
   if (box.scrollIntoView) box.scrollIntoView({ block: 'nearest' });
   return box;
 }

@@ -151,7 +151,6 @@ export function render({ api }) {
 
   load();
   return {
-    wide: true,
     nodes: [
       card(t('home.title'), el('p', { class: 'muted' }, t('home.help')), folders, form),
       card(t('home.preview'), el('p', { class: 'muted small' }, t('home.preview_help')), pErr, preview),

@@ -63,8 +63,8 @@ export function render({ api }) {
       el('div', { class: 'grid3' },
         el('label', {}, t('input.reader_name'), el('input', { class: 'reader-name', value: m.name || '', maxLength: 80, oninput: (e) => { m.name = e.target.value; } })),
         el('label', {}, t('input.vendor'), el('input', { class: 'reader-vendor mono', value: m.vendor || '', maxLength: 4, placeholder: 'ffff', oninput: (e) => { m.vendor = e.target.value.trim().toLowerCase(); } })),
-        el('label', {}, t('input.product'), el('input', { class: 'reader-product mono', value: m.product || '', maxLength: 4, placeholder: '0035', oninput: (e) => { m.product = e.target.value.trim().toLowerCase(); } }))),
-      el('div', { class: 'row' }, el('button', { type: 'button', class: 'danger', onclick: () => { wiring.readers.splice(i, 1); drawReaders(); } }, t('input.remove'))),
+        el('label', {}, t('input.product'), el('input', { class: 'reader-product mono', value: m.product || '', maxLength: 4, placeholder: '0035', oninput: (e) => { m.product = e.target.value.trim().toLowerCase(); } })),
+        el('div', { class: 'end' }, el('button', { type: 'button', class: 'danger', onclick: () => { wiring.readers.splice(i, 1); drawReaders(); } }, t('input.remove')))),
       fieldBox(`readers[${i}]`))));
     if (!wiring.readers.length) readers.append(el('li', { class: 'muted' }, t('input.no_readers')));
   }
@@ -82,8 +82,8 @@ export function render({ api }) {
       el('div', { class: 'grid3' },
         el('label', {}, t('input.line'), num({ class: 'button-line', min: 0, max: 511, value: String(b.line), oninput: (e) => { b.line = Number(e.target.value); } })),
         el('label', {}, t('input.short'), select('button-action', actions, b.action, t('input.nothing'), (v) => { b.action = v; })),
-        el('label', {}, t('input.long'), select('button-long', longActions, b.long_action, t('input.nothing'), (v) => { b.long_action = v; }))),
-      el('div', { class: 'row' }, el('button', { type: 'button', class: 'danger', onclick: () => { list.splice(i, 1); drawButtons(); } }, t('input.remove'))),
+        el('label', {}, t('input.long'), select('button-long', longActions, b.long_action, t('input.nothing'), (v) => { b.long_action = v; })),
+        el('div', { class: 'end' }, el('button', { type: 'button', class: 'danger', onclick: () => { list.splice(i, 1); drawButtons(); } }, t('input.remove')))),
       fieldBox(`gpio.buttons[${i}]`))));
     if (!list.length) buttons.append(el('li', { class: 'muted' }, t('input.no_buttons')));
   }

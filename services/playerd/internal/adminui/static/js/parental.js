@@ -26,9 +26,10 @@ export function render({ api }) {
     limit[d] = num(`limit-${d}`, 0, 1440);
     limit[d].placeholder = '–';
     limit[d].setAttribute('aria-label', `${t(`day.${d}`)} ${t('parental.limit_minutes')}`);
-    return el('tr', {}, el('th', { scope: 'row' }, t(`day.${d}`)),
-      el('td', {}, el('div', { class: 'times' }, win[d].start, '–', win[d].end), fieldBox(`bedtime.windows.${d}`)),
-      el('td', {}, limit[d], fieldBox(`daily_limit_minutes.${d}`)));
+    return el('div', { class: 'day' }, el('strong', {}, t(`day.${d}`)),
+      el('div', { class: 'times' }, win[d].start, '–', win[d].end),
+      el('label', { class: 'limit' }, el('span', { class: 'muted small' }, t('parental.limit_short')), limit[d]),
+      fieldBox(`bedtime.windows.${d}`), fieldBox(`daily_limit_minutes.${d}`));
   });
   const nightMax = num('parental-night-max', 0, 100);
   const grace = num('parental-grace', 0, 240);
@@ -86,9 +87,7 @@ export function render({ api }) {
   } },
   el('h3', {}, t('parental.week')),
   el('p', { class: 'muted small' }, t('parental.week_help')),
-  el('div', { class: 'scroll' }, el('table', { class: 'week' },
-    el('thead', {}, el('tr', {}, el('th', {}), el('th', { scope: 'col' }, t('parental.bedtime')), el('th', { scope: 'col' }, t('parental.limit_minutes')))),
-    el('tbody', {}, ...dayRows))),
+  el('div', { class: 'week' }, ...dayRows),
   el('div', { class: 'grid2' },
     el('label', {}, t('parental.night_max'), nightMax, el('span', { class: 'muted small' }, t('parental.zero_none')), fieldBox('bedtime.night_max_volume')),
     el('label', {}, t('parental.grace'), grace, el('span', { class: 'muted small' }, t('parental.grace_help')), fieldBox('bedtime.grace_minutes'))),
