@@ -2,8 +2,11 @@ package adminui
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -37,5 +40,74 @@ func TestServesPageWithStrictPolicy(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/admin/nothing.js", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("unknown file: %d", rec.Code)
+	}
+}
+
+// Every module a module imports is embedded, so no section fails to load
+// on the box.
+func TestImportsAreEmbedded(t *testing.T) {
+	mods, err := fs.Glob(files, "static/js/*.js")
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("modules: %v %v", mods, err)
+	}
+	imp := regexp.MustCompile(`(?m)^import .* from '\./([\w-]+\.js)';$`)
+	for _, m := range mods {
+		src, err := fs.ReadFile(files, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range imp.FindAllStringSubmatch(string(src), -1) {
+			if _, err := fs.Stat(files, path.Join("static/js", i[1])); err != nil {
+				t.Errorf("%s imports %s, which is not embedded", m, i[1])
+			}
+		}
+	}
+}
+
+// Both languages have every string, and every fixed key the modules ask
+// for is there (keys built at run time, `nav.${n}`, are the browser
+// test's to see).
+func TestBothLanguagesHaveEveryString(t *testing.T) {
+	src, err := fs.ReadFile(files, "static/js/i18n.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	de, en := strings.Index(s, "const de = {"), strings.Index(s, "const en = {")
+	end := strings.Index(s, "const dicts")
+	if de < 0 || en < de || end < en {
+		t.Fatal("i18n.js: the dictionaries are not where this test looks")
+	}
+	key := regexp.MustCompile(`(?m)(?:^\s+|,\s)(?:'([a-z][\w.-]*)'|([a-z]+)): `)
+	keys := func(part string) map[string]bool {
+		m := map[string]bool{}
+		for _, k := range key.FindAllStringSubmatch(part, -1) {
+			m[k[1]+k[2]] = true
+		}
+		return m
+	}
+	deKeys, enKeys := keys(s[de:en]), keys(s[en:end])
+	if len(deKeys) < 100 {
+		t.Fatalf("found only %d German keys", len(deKeys))
+	}
+	for k := range deKeys {
+		if !enKeys[k] {
+			t.Errorf("%q has no English", k)
+		}
+	}
+	for k := range enKeys {
+		if !deKeys[k] {
+			t.Errorf("%q has no German", k)
+		}
+	}
+	mods, _ := fs.Glob(files, "static/js/*.js")
+	use := regexp.MustCompile(`\bt\('([^']+)'`)
+	for _, m := range mods {
+		src, _ := fs.ReadFile(files, m)
+		for _, u := range use.FindAllStringSubmatch(string(src), -1) {
+			if !deKeys[u[1]] {
+				t.Errorf("%s asks for %q, which is not in the dictionaries", m, u[1])
+			}
+		}
 	}
 }
