@@ -107,7 +107,7 @@ func TestAdminPageInChromium(t *testing.T) {
 		chromedp.SetValue(css("#set-startup_volume"), "30"),
 		chromedp.SetValue(css("#set-max_volume"), "42"),
 		chromedp.Click(css("#settings-save")), text("#settings-ok", "Gespeichert"),
-		shot("settings-phone"))
+		b.shots("settings", text("#settings-ok", "Gespeichert")))
 	if v := getJSON[map[string]any](t, base+"/api/info")["max_volume"]; v != 42.0 {
 		t.Errorf("max_volume after saving 42 in the page: %v", v)
 	}
@@ -164,12 +164,13 @@ func TestAdminPageInChromium(t *testing.T) {
 	}
 
 	// The other sections load real data.
-	run("cards", chromedp.Click(css("#nav-cards")), text("#cards-list", "Noch keine Karten"), shot("cards-phone"))
+	run("cards", chromedp.Click(css("#nav-cards")), text("#cards-list", "Noch keine Karten"))
 	run("network", chromedp.Click(css("#nav-network")), text("#wifi-status", "home"),
 		chromedp.Poll[chromedp.Void](`/^([0-9a-f]{4} ){15}[0-9a-f]{4}$/.test(document.querySelector('#ha-fingerprint')?.textContent || '')`),
-		chromedp.Click(css("#ha-open")), text("#ha-window", "Koppeln ist erlaubt"), shot("network-phone"))
+		chromedp.Click(css("#ha-open")), text("#ha-window", "Koppeln ist erlaubt"),
+		b.shots("network", text("#ha-window", "Koppeln ist erlaubt")))
 	run("system", chromedp.Click(css("#nav-system")), text("#system-version", "test"),
-		text("#battery", "Kein Akku"), shot("system-phone"))
+		text("#battery", "Kein Akku"), b.shots("system", text("#battery", "Kein Akku")))
 
 	// Backup and restore: the backup the page links to, restored through
 	// the page.

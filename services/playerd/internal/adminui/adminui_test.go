@@ -1,6 +1,8 @@
 package adminui
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"net/http"
@@ -109,5 +111,58 @@ func TestBothLanguagesHaveEveryString(t *testing.T) {
 				t.Errorf("%s asks for %q, which is not in the dictionaries", m, u[1])
 			}
 		}
+	}
+}
+
+// A browser that takes gzip gets the files compressed, the same bytes once
+// unpacked; a reload with the validator gets 304 and no body; a
+// directory is not listed.
+func TestServesCompressedAndRevalidates(t *testing.T) {
+	h := Handler()
+	get := func(path string, hdr ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	plain := get("/admin/js/i18n.js")
+	zipped := get("/admin/js/i18n.js", "Accept-Encoding", "gzip, deflate, br")
+	if zipped.Code != http.StatusOK || zipped.Header().Get("Content-Encoding") != "gzip" || zipped.Body.Len() >= plain.Body.Len()/2 {
+		t.Fatalf("gzip: %d %q, %d bytes of %d", zipped.Code, zipped.Header().Get("Content-Encoding"), zipped.Body.Len(), plain.Body.Len())
+	}
+	zr, err := gzip.NewReader(zipped.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpacked, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unpacked, plain.Body.Bytes()) {
+		t.Fatalf("the gzip copy differs from the file (%v)", err)
+	}
+	if get("/admin/js/i18n.js", "Accept-Encoding", "gzip;q=0").Header().Get("Content-Encoding") != "" {
+		t.Error("gzip sent to a client that refuses it")
+	}
+	if plain.Header().Get("ETag") == zipped.Header().Get("ETag") || plain.Header().Get("ETag") == "" {
+		t.Errorf("ETags %q and %q: one per representation", plain.Header().Get("ETag"), zipped.Header().Get("ETag"))
+	}
+	again := get("/admin/js/i18n.js", "Accept-Encoding", "gzip", "If-None-Match", zipped.Header().Get("ETag"))
+	if again.Code != http.StatusNotModified || again.Body.Len() != 0 || again.Header().Get("Content-Security-Policy") != CSP {
+		t.Errorf("revalidation: %d, %d bytes", again.Code, again.Body.Len())
+	}
+	if c := get("/admin/js/i18n.js", "If-None-Match", `"other"`).Code; c != http.StatusOK {
+		t.Errorf("another validator: %d", c)
+	}
+	for _, p := range []string{"/admin/js/", "/admin/js", "/admin/static/app.css", "/admin/../adminui.go"} {
+		if c := get(p).Code; c != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, c)
+		}
+	}
+	req := httptest.NewRequest(http.MethodHead, "/admin/", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || rec.Body.Len() != 0 || rec.Header().Get("Content-Length") == "" {
+		t.Errorf("HEAD: %d, %d bytes, length %q", rec.Code, rec.Body.Len(), rec.Header().Get("Content-Length"))
 	}
 }

@@ -10,6 +10,10 @@ const longActions = [...actions, 'power_off'];
 const biases = ['pull-up', 'pull-down', 'disabled'];
 const hex4 = /^[0-9a-f]{4}$/i;
 
+// An emptied line field is sent as a line the box refuses, so it says
+// which button lacks one instead of taking line 0.
+const lineOf = (v) => (v.trim() === '' ? -1 : Number(v));
+
 const num = (attrs) => el('input', { type: 'number', step: 1, inputMode: 'numeric', ...attrs });
 
 export function render({ api }) {
@@ -80,7 +84,7 @@ export function render({ api }) {
     const list = wiring.gpio.buttons;
     replace(buttons, ...list.map((b, i) => el('li', { dataset: { button: i } },
       el('div', { class: 'grid3' },
-        el('label', {}, t('input.line'), num({ class: 'button-line', min: 0, max: 511, value: String(b.line), oninput: (e) => { b.line = Number(e.target.value); } })),
+        el('label', {}, t('input.line'), num({ class: 'button-line', min: 0, max: 511, value: String(b.line), oninput: (e) => { b.line = lineOf(e.target.value); } })),
         el('label', {}, t('input.short'), select('button-action', actions, b.action, t('input.nothing'), (v) => { b.action = v; })),
         el('label', {}, t('input.long'), select('button-long', longActions, b.long_action, t('input.nothing'), (v) => { b.long_action = v; })),
         el('div', { class: 'end' }, el('button', { type: 'button', class: 'danger', onclick: () => { list.splice(i, 1); drawButtons(); } }, t('input.remove')))),
