@@ -257,12 +257,18 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 			return err
 		})
 	}
-	run("offline", chromedp.Click(css("#nav-settings")), chromedp.Poll[chromedp.Void](`document.querySelector('#set-max_volume').value === '80'`),
+	run("offline", chromedp.Click(css("#nav-settings")), chromedp.Poll[chromedp.Void](`document.querySelector('#set-max_volume')?.value === '80'`),
 		offline(true), chromedp.Click(css("#nav-player")),
 		chromedp.WaitVisible(css("#banner")), text("#banner", "Verbindung zur Box verloren"), b.shot("offline-phone"))
 	run("back online", offline(false),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#banner').hidden`),
 		text("#player-volume-label", "höchstens 80"))
+
+	// The player is live from the event stream, reconnected after the
+	// outage: a change made elsewhere shows without a reload (the page
+	// does not poll).
+	post(t, base, `{"action":"volume","value":33}`)
+	run("live", text("#player-volume-label", "Lautstärke 33"))
 }
 
 // getReads is the box's list of the last card reads.

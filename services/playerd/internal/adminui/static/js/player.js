@@ -8,7 +8,7 @@ import { follow } from './live.js';
 
 export function render({ api }) {
   const err = errorBox();
-  const cover = el('img', { class: 'cover big', alt: '' });
+  const cover = el('img', { class: 'cover big', alt: '', hidden: true });
   const state = el('span', { class: 'state', id: 'player-state' });
   const folder = el('strong', { id: 'player-folder' });
   const track = el('div', {});
