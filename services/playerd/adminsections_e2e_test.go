@@ -220,8 +220,21 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 		chromedp.Click(css(`#input-devices li[data-role="keys"] .make-reader`)),
 		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll('#input-readers .reader-vendor')].some((e) => e.value === '1234')`),
 		chromedp.Click(css("#input-add-button")), edit(`#input-buttons li[data-button="0"] .button-long`, "power_off"),
-		chromedp.Click(css("#input-save")), text("#input-ok", "Gespeichert"),
-		chromedp.Click(css("#input-refresh")), chromedp.Poll[chromedp.Void](`document.querySelectorAll('#input-devices li[data-role="reader"]').length === 2`))
+		chromedp.Click(css("#input-save")), text("#input-ok", "Gespeichert"))
+	// The box claims its devices anew; once it has, the page shows both
+	// as readers.
+	waitUntil(t, "the keyboard taken as a reader", 10*time.Second, func() bool {
+		devices := admin("/api/admin/input").body["status"].(map[string]any)["devices"].([]any)
+		readers := 0
+		for _, d := range devices {
+			if d.(map[string]any)["role"] == "reader" {
+				readers++
+			}
+		}
+		return readers == 2
+	})
+	run("input status", chromedp.Click(css("#input-refresh")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#input-devices li[data-role="reader"]').length === 2`))
 	wiring := admin("/api/admin/input").raw
 	for _, want := range []string{`{"vendor":"1234","product":"5678"}`, `"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]`} {
 		if !strings.Contains(wiring, want) {
