@@ -141,6 +141,14 @@ func (b *adminBrowser) firstLoad() (requests int, bytes float64) {
 	return b.load.requests, b.load.bytes
 }
 
+// countAgain starts a new count of what loads transfer (ended by
+// firstLoad), e.g. for a reload.
+func (b *adminBrowser) countAgain() {
+	b.load.Lock()
+	defer b.load.Unlock()
+	b.load.done, b.load.bytes, b.load.requests = false, 0, 0
+}
+
 // run does one step; on failure it saves what the page showed and stops
 // the test.
 func (b *adminBrowser) run(step string, actions ...chromedp.Action[chromedp.Void]) {
