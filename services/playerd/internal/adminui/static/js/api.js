@@ -40,8 +40,6 @@ export function wentOffline() {
   probeTimer = setTimeout(probe, 3000);
 }
 
-export function isOffline() { return offline; }
-
 // The browser knows before any request fails that its network is gone,
 // and when it is back, so the page need not wait for the next probe.
 window.addEventListener('offline', wentOffline);

@@ -100,7 +100,6 @@ export function render({ api }) {
 
   // What the rules do now.
   const now = el('dl', { class: 'kv', id: 'restrictions' });
-  const nErr = errorBox();
   function showNow(r) {
     if (!r) return;
     const dl = r.daily_limit, bt = r.bedtime, sl = r.sleep_timer;
@@ -114,7 +113,7 @@ export function render({ api }) {
       r.clock !== 'set' ? [el('dt', {}, t('parental.clock')), el('dd', { class: 'err' }, t(`parental.clock_${r.clock}`))] : null);
   }
   const close = follow({
-    status: (s) => { nErr.textContent = ''; showNow(s.restrictions); },
+    status: (s) => showNow(s.restrictions),
     restrictions: showNow,
   });
 
@@ -138,7 +137,7 @@ export function render({ api }) {
     nodes: [
       card(t('parental.title'), form),
       el('div', { class: 'stack' },
-        card(t('parental.now_title'), now, nErr),
+        card(t('parental.now_title'), now),
         card(t('parental.sleep'), el('p', { class: 'muted small' }, t('parental.sleep_help')), sleepButtons, sErr)),
     ],
   };

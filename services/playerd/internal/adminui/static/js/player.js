@@ -7,7 +7,9 @@ import { t } from './i18n.js';
 import { follow } from './live.js';
 
 export function render({ api }) {
-  const err = errorBox();
+  // err is what a command of this page was told; stateErr why the
+  // player itself is in error. Each stays until its own cause changes.
+  const err = errorBox(), stateErr = errorBox();
   const cover = el('img', { class: 'cover big', alt: '', hidden: true });
   const state = el('span', { class: 'state', id: 'player-state' });
   const folder = el('strong', { id: 'player-folder' });
@@ -42,8 +44,11 @@ export function render({ api }) {
     pos.textContent = tr ? `${fmtTime(position(s))} / ${fmtTime(s.duration)}` : '';
     const r = s.restrictions;
     rule.textContent = r && r.active ? t(`rule.${r.active}`, r.until ? fmtClock(r.until) : '') : '';
-    if (s.cover) { cover.src = s.cover; cover.hidden = false; } else { cover.removeAttribute('src'); cover.hidden = true; }
-    err.textContent = s.state === 'error' && s.error ? s.error : '';
+    if (s.cover) {
+      if (cover.getAttribute('src') !== s.cover) cover.src = s.cover;
+      cover.hidden = false;
+    } else { cover.removeAttribute('src'); cover.hidden = true; }
+    stateErr.textContent = s.state === 'error' && s.error ? s.error : '';
     if (!dragging) {
       vol.max = s.max_volume;
       vol.value = s.volume;
@@ -84,7 +89,7 @@ export function render({ api }) {
           btn('■', 'stop', t('player.stop')), btn('▶▶', 'next', t('player.next'))),
         el('label', {}, volLabel, vol),
         el('p', { class: 'muted small' }, t('player.capnote')),
-        err),
+        stateErr, err),
       card(t('player.playfolder'),
         el('form', { class: 'stack', onsubmit: (e) => { e.preventDefault(); playErr.textContent = ''; command({ action: 'folder', folder_id: folders.value }); } },
           el('label', {}, t('player.folder'), folders),
