@@ -34,6 +34,10 @@ type Library struct {
 	problems []Problem
 	scanMu   sync.Mutex // one scan at a time
 
+	progMu     sync.Mutex
+	progress   Progress
+	progressed chan struct{} // closed when progress changes; nil until asked for
+
 	manage chan struct{} // held by a change of the media directory (manage.go)
 	limits Limits
 }
@@ -162,7 +166,19 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.scanMu.Lock()
 	defer l.scanMu.Unlock()
 	c := loadCache(l.cachePath)
-	s, err := scan(ctx, l.root, c, cachedOnly)
+	var progress func(found, done int)
+	if !cachedOnly {
+		l.setProgress(Progress{Scanning: true})
+		defer func() {
+			l.progMu.Lock()
+			p := l.progress
+			l.progMu.Unlock()
+			p.Scanning = false
+			l.setProgress(p)
+		}()
+		progress = func(found, done int) { l.setProgress(Progress{Scanning: true, Done: done, Total: found}) }
+	}
+	s, err := scan(ctx, l.root, c, cachedOnly, progress)
 	if err != nil {
 		return Stats{}, fmt.Errorf("library: %w", err)
 	}
@@ -186,6 +202,47 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 		}
 	}
 	return stats, nil
+}
+
+// Progress is how far the running scan has got, or the last one got.
+// The quick view from the cache at start is not a scan here.
+type Progress struct {
+	Scanning bool `json:"scanning"`
+	Done     int  `json:"done"`  // audio files whose tags and duration are known
+	Total    int  `json:"total"` // audio files found so far
+}
+
+// Progress returns the progress of the running or last scan.
+func (l *Library) Progress() Progress {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	return l.progress
+}
+
+// Progressed returns a channel that is closed when the progress changes:
+// a scan starts, gets further or ends.
+func (l *Library) Progressed() <-chan struct{} {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	if l.progressed == nil {
+		l.progressed = make(chan struct{})
+	}
+	return l.progressed
+}
+
+// setProgress keeps the furthest count: parallel reads report out of
+// order.
+func (l *Library) setProgress(p Progress) {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	if p.Scanning && l.progress.Scanning {
+		p.Done, p.Total = max(p.Done, l.progress.Done), max(p.Total, l.progress.Total)
+	}
+	l.progress = p
+	if l.progressed != nil {
+		close(l.progressed)
+		l.progressed = nil
+	}
 }
 
 // Stats counts what a scan found.
