@@ -95,6 +95,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
+	if cfg.holdScan != nil {
+		a.lib.HoldReads(cfg.holdScan)
+	}
 	// The view from the scan cache takes a directory walk and reads no media
 	// file, so the player can resume at once; the full scan runs while the
 	// API serves (scanLibrary), and nothing in a media file can keep the box
@@ -266,6 +269,7 @@ func (a *app) handler() http.Handler {
 		Events:  a.events,
 
 		Restrictions: func() any { return a.rules.Restrictions() },
+		Scan:         func() any { return a.lib.Progress() },
 		Parental:     parentalAdmin{a: a, mu: &a.parental},
 	}
 	a.adminDeps(&d)

@@ -37,6 +37,7 @@ type Library struct {
 	progMu     sync.Mutex
 	progress   Progress
 	progressed chan struct{} // closed when progress changes; nil until asked for
+	gate       <-chan struct{}
 
 	manage chan struct{} // held by a change of the media directory (manage.go)
 	limits Limits
@@ -167,18 +168,22 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	defer l.scanMu.Unlock()
 	c := loadCache(l.cachePath)
 	var progress func(found, done int)
+	end := func() {}
 	if !cachedOnly {
 		l.setProgress(Progress{Scanning: true})
-		defer func() {
-			l.progMu.Lock()
-			p := l.progress
-			l.progMu.Unlock()
-			p.Scanning = false
-			l.setProgress(p)
-		}()
 		progress = func(found, done int) { l.setProgress(Progress{Scanning: true, Done: done, Total: found}) }
+		ended := false
+		end = func() {
+			if !ended {
+				ended = true
+				p := l.Progress()
+				p.Scanning = false
+				l.setProgress(p)
+			}
+		}
+		defer end() // a failed scan ends too
 	}
-	s, err := scan(ctx, l.root, c, cachedOnly, progress)
+	s, err := scan(ctx, l.root, c, cachedOnly, progress, l.gate)
 	if err != nil {
 		return Stats{}, fmt.Errorf("library: %w", err)
 	}
@@ -191,6 +196,7 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.mu.Lock()
 	l.folders, l.byID, l.topLevel, l.stats, l.problems = folders, byID, top, stats, s.problems
 	l.scanned = l.scanned || !cachedOnly
+	end() // with the new view, so whoever sees the scan ended sees it
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
@@ -203,6 +209,11 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	}
 	return stats, nil
 }
+
+// HoldReads makes scans wait with their first file read until gate is
+// closed, after walking the directories: tests look at a box whose scan is
+// in progress with it. Call it before the first scan.
+func (l *Library) HoldReads(gate <-chan struct{}) { l.gate = gate }
 
 // Progress is how far the running scan has got, or the last one got.
 // The quick view from the cache at start is not a scan here.

@@ -45,6 +45,7 @@ type scanner struct {
 	progress func(found, done int)
 	found    int
 	done     atomic.Int64
+	gate     <-chan struct{} // nil, or closed when reads may start (HoldReads)
 }
 
 type pendingFolder struct {
@@ -60,7 +61,7 @@ type pendingFile struct {
 	info            fileInfo
 }
 
-func scan(ctx context.Context, root string, c *cache, cachedOnly bool, progress func(found, done int)) (*scanner, error) {
+func scan(ctx context.Context, root string, c *cache, cachedOnly bool, progress func(found, done int), gate <-chan struct{}) (*scanner, error) {
 	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func scan(ctx context.Context, root string, c *cache, cachedOnly bool, progress 
 		progress = func(int, int) {}
 	}
 	s := &scanner{ctx: ctx, rootReal: rootReal, cache: c, seen: map[string]bool{}, visited: map[string]bool{},
-		cachedOnly: cachedOnly, strings: map[string]string{}, progress: progress}
+		cachedOnly: cachedOnly, strings: map[string]string{}, progress: progress, gate: gate}
 	if err := s.dir(rootReal, ""); err != nil {
 		return nil, err
 	}
@@ -200,6 +201,13 @@ func (s *scanner) readAll() error {
 	for i, f := range s.files {
 		if f.statErr == "" && !f.known && !s.cachedOnly {
 			todo = append(todo, i)
+		}
+	}
+	if s.gate != nil && len(todo) > 0 {
+		select {
+		case <-s.gate:
+		case <-s.ctx.Done():
+			return s.ctx.Err()
 		}
 	}
 	var next atomic.Int64
