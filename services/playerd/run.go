@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,7 +171,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	errc := make(chan error, 2)
 	a.startEvents(ctx, &wg)
 	wg.Add(7)
-	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
+	go func() {
+		defer wg.Done()
+		// A first scan that failed is tried again until one completes;
+		// only then, or a second scan would queue behind a slow first one.
+		if a.scanLibrary(ctx); !a.lib.Scanned() {
+			a.scanUntilDone(ctx)
+		}
+	}()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.display.Run(ctx) }()
@@ -186,9 +194,6 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	wg.Go(func() { a.radio.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	a.startMPRIS(ctx, &wg, ln)
-	if !a.lib.Scanned() {
-		wg.Go(func() { a.scanUntilDone(ctx) })
-	}
 	a.startResetWatch(ctx, &wg)
 	wg.Go(func() { a.runIdleShutdown(ctx) })
 	a.startHA(ctx, &wg)
@@ -244,6 +249,11 @@ func (a *app) scanLibrary(ctx context.Context) {
 	}
 	a.log.Info("library scanned", "folders", stats.Folders, "tracks", stats.Tracks, "read", stats.Read,
 		"skipped", stats.Skipped, "problems", stats.Problems, "took", time.Since(start).Round(time.Millisecond))
+	// The scan's working memory (the cache file and its map, the tag
+	// readers' buffers) is garbage now, several times what the library
+	// keeps; handing it back at once keeps the idle box small, where the
+	// runtime would hold it for minutes.
+	debug.FreeOSMemory()
 }
 
 func (a *app) handler() http.Handler {
