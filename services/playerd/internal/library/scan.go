@@ -176,6 +176,9 @@ func (s *scanner) folder(real, rel string, names []string, cover string) {
 	known := 0
 	for _, n := range names {
 		f := pendingFile{name: n, path: filepath.Join(real, n), rel: filepath.ToSlash(filepath.Join(rel, n))}
+		if strings.HasSuffix(f.path, string(filepath.Separator)+f.rel) {
+			f.rel = f.path[len(f.path)-len(f.rel):] // one string for both, as the track keeps both
+		}
 		if st, err := os.Stat(f.path); err != nil {
 			f.statErr = err.Error()
 		} else {
@@ -233,6 +236,8 @@ func (s *scanner) readAll() error {
 // the scan learnt: cache entries, problems, counts.
 func (s *scanner) build(p pendingFolder) {
 	f := p.f
+	// The view keeps the list for good: no room for tracks never added.
+	f.Tracks = make([]Track, 0, p.last-p.first)
 	for i := p.first; i < p.last; i++ {
 		info, ok := s.probe(&s.files[i])
 		if !ok {
@@ -258,8 +263,6 @@ func (s *scanner) build(p pendingFolder) {
 	if len(f.Tracks) == 0 {
 		return
 	}
-	// The list grew by appending; the view keeps it for good.
-	f.Tracks = slices.Clip(f.Tracks)
 	if f.coverFile != "" || f.coverTrack != "" {
 		c := "/api/cover/" + f.ID
 		f.Cover = &c
