@@ -316,17 +316,16 @@ func (s *scanner) probe(f *pendingFile) (fileInfo, bool) {
 // that file.
 func read(path string, size, mtime int64) fileInfo {
 	info := fileInfo{Size: size, ModTime: mtime}
-	d, err := decode.Duration(path)
+	fi, err := decode.ReadInfo(path)
 	if err != nil {
 		info.Error = err.Error()
 		return info
 	}
-	info.Duration = d
-	t, err := decode.ReadTags(path)
-	switch {
-	case errors.Is(err, decode.ErrNoTags):
-	case err != nil:
-		info.TagError = err.Error()
+	info.Duration = fi.Duration
+	switch t := fi.Tags; {
+	case errors.Is(fi.TagErr, decode.ErrNoTags):
+	case fi.TagErr != nil:
+		info.TagError = fi.TagErr.Error()
 	default:
 		info.Title, info.Artist, info.Album = t.Title, t.Artist, t.Album
 		info.Picture = t.Picture != nil
