@@ -80,9 +80,9 @@ func (h mp3Header) samples() int {
 }
 
 // size is the frame's length in bytes, as go-mp3 works it out. For
-// MPEG-2 with padding that is a byte short of the standard's, so go-mp3's
-// walk can miss a frame of such a file: the header's count is the
-// encoder's, and the library shows a frame (26 ms) more than the player.
+// MPEG-2 with padding that is a byte short of the standard's; on such a
+// file (LAME, 22.05 kHz, 32 kbit/s) go-mp3's walk counted one frame fewer
+// than the Info header, so the library shows 26 ms more than the player.
 func (h mp3Header) size() int {
 	n := 144*h.bitrate/h.rate + h.padding
 	if h.lsf {
