@@ -159,8 +159,9 @@ func (l *Library) Scan() (Stats, error) { return l.ScanContext(context.Backgroun
 func (l *Library) ScanContext(ctx context.Context) (Stats, error) { return l.scan(ctx, false) }
 
 // ScanCached builds the view from the scan cache alone, reading no media
-// file, in the time a directory walk takes: the box can serve and resume
-// at once while the full scan runs. Scanned stays false.
+// file and trusting the cache for files whose names it knows, in the time
+// a directory walk takes (none without a cache): the box can serve and
+// resume at once while the full scan runs. Scanned stays false.
 func (l *Library) ScanCached() (Stats, error) { return l.scan(context.Background(), true) }
 
 func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
@@ -183,9 +184,12 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 		}
 		defer end() // a failed scan ends too
 	}
-	s, err := scan(ctx, l.root, c, cachedOnly, progress, l.gate)
-	if err != nil {
-		return Stats{}, fmt.Errorf("library: %w", err)
+	s := &scanner{} // never scanned: the quick view has nothing to show
+	if !cachedOnly || len(c.Files) > 0 {
+		var err error
+		if s, err = scan(ctx, l.root, c, cachedOnly, progress, l.gate); err != nil {
+			return Stats{}, fmt.Errorf("library: %w", err)
+		}
 	}
 	folders, stats := s.folders, s.stats
 	byID := make(map[string]int, len(folders))

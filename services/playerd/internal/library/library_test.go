@@ -303,3 +303,21 @@ func TestParallelScanKeepsOrderAndCountsProgress(t *testing.T) {
 		}
 	}
 }
+
+// Without a cache the quick view at start is empty at once, reading
+// nothing, and still knows the top-level categories for the home screen.
+func TestQuickViewOfANeverScannedLibrary(t *testing.T) {
+	root := t.TempDir()
+	must(t, testmedia.WriteTone(filepath.Join(root, "Musik", "A", "1.wav"), 0.05, 44100, 440))
+	l := New(root, filepath.Join(t.TempDir(), "cache.json"))
+	st, err := l.ScanCached()
+	if err != nil || st != (Stats{}) || len(l.Folders()) != 0 || l.Scanned() {
+		t.Errorf("quick view: %+v %v, %d folders, scanned %v", st, err, len(l.Folders()), l.Scanned())
+	}
+	if top := l.TopLevel(); !slices.Equal(top, []string{"Musik"}) {
+		t.Errorf("top level %q", top)
+	}
+	if p := l.Progress(); p.Scanning || p.Total != 0 {
+		t.Errorf("the quick view counted as a scan: %+v", p)
+	}
+}
