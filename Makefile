@@ -189,7 +189,7 @@ integration: test-speech
 # machine. A failing input is written to testdata/fuzz/<target>/; commit it
 # as a regression case.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := decode:FuzzWAV decode:FuzzMP3 decode:FuzzFLAC decode:FuzzVorbis decode:FuzzOpus decode:FuzzTags \
+FUZZ_TARGETS := decode:FuzzWAV decode:FuzzMP3 decode:FuzzFLAC decode:FuzzVorbis decode:FuzzOpus decode:FuzzTags decode:FuzzDuration \
 	decode:FuzzLive stream:FuzzICY stream:FuzzStreamTitle stream:FuzzPlaylist podcast:FuzzParse
 .PHONY: fuzz
 fuzz:
