@@ -36,8 +36,9 @@ type mpdProc struct {
 func measureMPD(o options, dir, media string) (*figures, error) {
 	fig := &figures{cpu: map[string]float64{}, cpuNative: map[string]float64{}}
 	for _, native := range []bool{false, true} {
+		// The second MPD reads the database the first one made.
 		sub := filepath.Join(dir, fmt.Sprintf("mpd-native-%v", native))
-		m, err := startMPD(o.mpd, sub, media, native)
+		m, err := startMPD(o.mpd, sub, filepath.Join(dir, "mpd.db"), media, native)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +124,7 @@ func benchFolder(o options, f string) string {
 	return f
 }
 
-func startMPD(bin, dir, media string, native bool) (*mpdProc, error) {
+func startMPD(bin, dir, db, media string, native bool) (*mpdProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ audio_output {
 	path "%s"
 	%s
 }
-`, media, filepath.Join(dir, "db"), port, filepath.Join(dir, "log"), fifo, format)
+`, media, db, port, filepath.Join(dir, "log"), fifo, format)
 	confPath := filepath.Join(dir, "mpd.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, err
