@@ -135,7 +135,8 @@ bench-flood: build
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
-# bench: issue 21's figures for a real playerd beside Debian's MPD on the same
+# bench: the decoders alone (the floor under playing), then issue 21's
+# figures for a real playerd beside Debian's MPD on the same
 # files in one run (services/playerd/cmd/perfbench, docs/performance.md): CPU
 # per audio second (MP3, FLAC, Vorbis; MPD resampling to 48 kHz and at the
 # file's rate), the first scan of a never-scanned BENCH_LIBRARY-track library
@@ -151,6 +152,7 @@ BENCH_FLAGS    ?=
 .PHONY: bench bench-play
 bench: build
 	$(call apt-install,$(BENCH_PACKAGES))
+	$(GO) test -run '^$$' -bench DecodeAlone -benchtime 50x ./services/playerd/internal/decode/
 	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd -mpd $$(command -v mpd) \
 		-library $(BENCH_LIBRARY) -libdir $(CURDIR)/build/bench/library \
 		$(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_FLAGS)
