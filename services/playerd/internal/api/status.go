@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -35,7 +34,7 @@ func (c *statusCache) appendStatus(b []byte, st player.Status) ([]byte, error) {
 	ok := plainNumber(st.Position)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !ok || !c.ok || !sameStatus(c.key, st) {
+	if !ok || !c.ok || !player.SamePlayback(c.key, st) {
 		data, err := json.Marshal(st)
 		if err != nil {
 			return b, err
@@ -61,29 +60,6 @@ func (c *statusCache) appendStatus(b []byte, st player.Status) ([]byte, error) {
 func plainNumber(f float64) bool {
 	a := math.Abs(f)
 	return a == 0 || a >= 1e-6 && a < 1e21
-}
-
-// sameStatus reports whether a and b encode alike once their positions are
-// the same: every field but Position, the strings pointed to by content.
-func sameStatus(a, b player.Status) bool {
-	return a.State == b.State && a.Backend == b.Backend &&
-		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
-		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
-		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Jumps == b.Jumps && a.Live == b.Live
-}
-
-func sameString(a, b *string) bool {
-	return a == b || a != nil && b != nil && *a == *b
-}
-
-// sameQueue: snapshots share their queue until it changes, so comparing
-// the items is rare.
-func sameQueue(a, b []player.QueueItem) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	return len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b)
 }
 
 // statusBuffers hold a response while it is put together.

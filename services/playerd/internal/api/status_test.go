@@ -135,7 +135,7 @@ func baseStatus() player.Status {
 // TestStatusCacheFollowsEveryField: after any one field of the status
 // changes, GET /api/status answers what encoding the new status gives. The
 // fields are walked by reflection, so a field added to player.Status later
-// is covered (or fails here until the cache compares it).
+// is covered (or fails here until player.SamePlayback compares it).
 func TestStatusCacheFollowsEveryField(t *testing.T) {
 	p, _, get := statusServer(t)
 	none := rules.Restrictions{}
@@ -212,7 +212,7 @@ func change(v reflect.Value, variant int) bool {
 		}
 		v.Set(reflect.ValueOf(q))
 	default:
-		panic(fmt.Sprintf("change: a status field of kind %s; teach the test (and sameStatus) about it", v.Kind()))
+		panic(fmt.Sprintf("change: a status field of kind %s; teach the test (and player.SamePlayback) about it", v.Kind()))
 	}
 	return true
 }
