@@ -111,3 +111,41 @@ func countDiff(a, b *image.RGBA) int {
 	}
 	return n
 }
+
+// BenchmarkPlayingSecond is the screen's work for each second of playing:
+// the progress area redrawn and copied to a framebuffer ("progress"),
+// against the whole frame drawn and copied ("whole", what every second
+// cost before).
+func BenchmarkPlayingSecond(b *testing.B) {
+	p := newFakePlayer(playingStatus())
+	d, _ := newTestDisplay(b, p, nil)
+	snap(b, d)
+	fb, err := newPixfmt(fbVarScreenInfo{XRes: 800, YRes: 480, BitsPerPixel: 16,
+		Red: fbBitfield{Offset: 11, Length: 5}, Green: fbBitfield{Offset: 5, Length: 6}, Blue: fbBitfield{Length: 5}},
+		fbFixScreenInfo{LineLength: 1600})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mem := make([]byte, 1600*480)
+	v := *d.shown
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			v.Playing.Pos = i % 200
+			d.r.render(d.frame, &v)
+			if err := fb.copy(mem, d.frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("progress", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			v.Playing.Pos = i % 200
+			area := d.r.renderProgress(d.frame, &v)
+			if err := fb.copyRect(mem, d.frame, area); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
