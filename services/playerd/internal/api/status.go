@@ -70,12 +70,8 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	bp := statusBuffers.Get().(*[]byte)
 	defer statusBuffers.Put(bp)
 	b, err := h.statusCache.appendStatus((*bp)[:0], h.Player.Status())
-	if err == nil && h.Restrictions != nil {
-		var field []byte
-		if field, err = json.Marshal(h.Restrictions()); err == nil {
-			b = append(b, `,"restrictions":`...)
-			b = append(b, field...)
-		}
+	if err == nil {
+		b, err = h.appendRestrictions(b)
 	}
 	if err != nil {
 		h.fail(w, r, failed("status could not be encoded", err))
@@ -92,6 +88,24 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+}
+
+// appendRestrictions adds the restrictions field as statusBody does: none
+// without restrictions.
+func (h *handler) appendRestrictions(b []byte) ([]byte, error) {
+	if h.Restrictions == nil {
+		return b, nil
+	}
+	r := h.Restrictions()
+	if r == nil {
+		return b, nil
+	}
+	field, err := json.Marshal(r)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, `,"restrictions":`...)
+	return append(b, field...), nil
 }
 
 // jsonType is the Content-Type of JSON answers, one slice for all of them:
