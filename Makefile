@@ -135,17 +135,32 @@ bench-flood: build
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
-# bench-play: a real playerd's CPU per audio second (MP3, FLAC, Vorbis into a
-# paced wav), server CPU per GET /api/status, folder command → first sample
-# and idle private RSS (issue 21). PLAY_PLAYERD measures another build (an
-# older commit's, for before/after figures). Tracks are made with sox, lame,
-# flac and oggenc.
-PLAY_PLAYERD ?= $(BIN)/playerd
-PLAY_FLAGS   ?=
-.PHONY: bench-play
+# bench: the decoders alone (the floor under playing), then issue 21's
+# figures for a real playerd beside Debian's MPD on the same
+# files in one run (services/playerd/cmd/perfbench, docs/performance.md): CPU
+# per audio second (MP3, FLAC, Vorbis; MPD resampling to 48 kHz and at the
+# file's rate), the first scan of a never-scanned BENCH_LIBRARY-track library
+# and the time to the first API answer, server CPU per status request, play
+# command → first audible sample, idle anonymous RSS. The library is made once
+# into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
+# older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
+# 10 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS=-seconds=10` is quick.
+BENCH_PACKAGES := sox lame flac vorbis-tools mpd
+BENCH_LIBRARY  ?= 10000
+BENCH_BASELINE ?=
+BENCH_FLAGS    ?=
+.PHONY: bench bench-play
+bench: build
+	$(call apt-install,$(BENCH_PACKAGES))
+	$(GO) test -run '^$$' -bench DecodeAlone -benchtime 50x ./services/playerd/internal/decode/
+	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd -mpd $$(command -v mpd) \
+		-library $(BENCH_LIBRARY) -libdir $(CURDIR)/build/bench/library \
+		$(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_FLAGS)
+
+# bench-play: playerd alone, quickly (no MPD, no big library).
 bench-play: build
 	$(call apt-install,sox lame flac vorbis-tools)
-	$(GO) run ./services/playerd/cmd/perfbench -playerd $(PLAY_PLAYERD) $(PLAY_FLAGS)
+	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd $(BENCH_FLAGS)
 
 # --------------------------------------------------------------------- speech
 # storybox-speak (SVOX Pico + espeak-ng), static for amd64 and arm64, with its
@@ -189,7 +204,7 @@ integration: test-speech
 # machine. A failing input is written to testdata/fuzz/<target>/; commit it
 # as a regression case.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := decode:FuzzWAV decode:FuzzMP3 decode:FuzzFLAC decode:FuzzVorbis decode:FuzzOpus decode:FuzzTags \
+FUZZ_TARGETS := decode:FuzzWAV decode:FuzzMP3 decode:FuzzFLAC decode:FuzzVorbis decode:FuzzOpus decode:FuzzTags decode:FuzzDuration \
 	decode:FuzzLive stream:FuzzICY stream:FuzzStreamTitle stream:FuzzPlaylist podcast:FuzzParse
 .PHONY: fuzz
 fuzz:

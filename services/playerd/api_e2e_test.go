@@ -78,7 +78,9 @@ func bootBoxWith(t *testing.T, media, data string, edit func(*Config), w io.Writ
 		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
 	}
 	resp.Body.Close()
-	waitScanned(t, base)
+	if cfg.holdScan == nil {
+		waitScanned(t, base)
+	}
 	stopped := false
 	return base, func() {
 		if stopped {

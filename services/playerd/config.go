@@ -90,6 +90,9 @@ type Config struct {
 	// onStart, when set, is handed the running box once everything is
 	// started, for tests that drive a part directly (the touch screen).
 	onStart func(*app)
+	// holdScan, when set, holds the library scans' file reads until it is
+	// closed, so a test sees the box while its first scan runs.
+	holdScan <-chan struct{}
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path

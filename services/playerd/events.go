@@ -7,11 +7,13 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
+	"github.com/storybox/storybox/services/playerd/internal/library"
 )
 
 // startEvents feeds the event feed from the parts that change on their
@@ -25,6 +27,42 @@ func (a *app) startEvents(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { feed.Run(ctx) })
 	scanned := a.lib.Changed()
 	wg.Go(func() { a.publishScans(ctx, scanned) })
+	progressed := a.lib.Progressed()
+	wg.Go(func() { a.publishProgress(ctx, progressed, scanProgressEvery) })
+}
+
+// scanProgressEvery bounds the scan events: a first scan reads thousands of
+// files a second, a client wants a bar that moves.
+const scanProgressEvery = 250 * time.Millisecond
+
+// publishProgress publishes the scan's progress (library.Progress) when a
+// scan starts and ends, and in between at most once per every.
+func (a *app) publishProgress(ctx context.Context, changed <-chan struct{}, every time.Duration) {
+	var last library.Progress
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+		changed = a.lib.Progressed()
+		p := a.lib.Progress()
+		if p == last {
+			continue
+		}
+		last = p
+		a.publish(events.KindScan, p)
+		if !p.Scanning {
+			continue // the next scan's start is told at once
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // libraryEvent is the payload of events.KindLibrary: the library after a

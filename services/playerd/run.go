@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
 	a.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
+	if cfg.holdScan != nil {
+		a.lib.HoldReads(cfg.holdScan)
+	}
 	// The view from the scan cache takes a directory walk and reads no media
 	// file, so the player can resume at once; the full scan runs while the
 	// API serves (scanLibrary), and nothing in a media file can keep the box
@@ -167,7 +171,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	errc := make(chan error, 2)
 	a.startEvents(ctx, &wg)
 	wg.Add(7)
-	go func() { defer wg.Done(); a.scanLibrary(ctx) }()
+	go func() {
+		defer wg.Done()
+		// A first scan that failed is tried again until one completes;
+		// only then, or a second scan would queue behind a slow first one.
+		if a.scanLibrary(ctx); !a.lib.Scanned() {
+			a.scanUntilDone(ctx)
+		}
+	}()
 	go func() { defer wg.Done(); a.saver.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.speech.Run(ctx) }()
 	go func() { defer wg.Done(); _ = a.display.Run(ctx) }()
@@ -183,9 +194,6 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	wg.Go(func() { a.radio.Run(ctx) })
 	a.startBattery(ctx, &wg)
 	a.startMPRIS(ctx, &wg, ln)
-	if !a.lib.Scanned() {
-		wg.Go(func() { a.scanUntilDone(ctx) })
-	}
 	a.startResetWatch(ctx, &wg)
 	wg.Go(func() { a.runIdleShutdown(ctx) })
 	a.startHA(ctx, &wg)
@@ -241,6 +249,11 @@ func (a *app) scanLibrary(ctx context.Context) {
 	}
 	a.log.Info("library scanned", "folders", stats.Folders, "tracks", stats.Tracks, "read", stats.Read,
 		"skipped", stats.Skipped, "problems", stats.Problems, "took", time.Since(start).Round(time.Millisecond))
+	// The scan's working memory (the cache file and its map, the tag
+	// readers' buffers) is garbage now, several times what the library
+	// keeps; handing it back at once keeps the idle box small, where the
+	// runtime would hold it for minutes.
+	debug.FreeOSMemory()
 }
 
 func (a *app) handler() http.Handler {
@@ -266,6 +279,7 @@ func (a *app) handler() http.Handler {
 		Events:  a.events,
 
 		Restrictions: func() any { return a.rules.Restrictions() },
+		Scan:         func() any { return a.lib.Progress() },
 		Parental:     parentalAdmin{a: a, mu: &a.parental},
 	}
 	a.adminDeps(&d)

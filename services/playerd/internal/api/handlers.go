@@ -17,21 +17,27 @@ func (h *handler) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
 }
 
-// statusBody is the player status with the parental restrictions beside
-// it (GET /api/status, the answer of POST /api/command).
+// statusBody is the player status with the parental restrictions and the
+// library scan's progress beside it (GET /api/status, the answer of POST
+// /api/command).
 type statusBody struct {
 	player.Status
 	Restrictions any `json:"restrictions,omitempty"`
+	Library      any `json:"library,omitempty"`
 }
 
-// MarshalJSON adds the restrictions to the status's own encoding
-// (player.Status has a MarshalJSON, which embedding would promote and so
-// drop the field).
+// MarshalJSON adds the restrictions and the scan to the status's own
+// encoding (player.Status has a MarshalJSON, which embedding would promote
+// and so drop the fields).
 func (b statusBody) MarshalJSON() ([]byte, error) {
-	if b.Restrictions == nil {
-		return json.Marshal(b.Status)
+	data, err := json.Marshal(b.Status)
+	if err == nil && b.Restrictions != nil {
+		data, err = appendField(data, "restrictions", b.Restrictions)
 	}
-	return withField(b.Status, "restrictions", b.Restrictions)
+	if err == nil && b.Library != nil {
+		data, err = appendField(data, "library", b.Library)
+	}
+	return data, err
 }
 
 // withField encodes obj, a JSON object, with one more field.
@@ -40,12 +46,17 @@ func withField(obj any, name string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appendField(data, name, v)
+}
+
+// appendField adds a field to data, an encoded JSON object.
+func appendField(data []byte, name string, v any) ([]byte, error) {
 	field, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) < 2 || data[len(data)-1] != '}' {
-		return nil, fmt.Errorf("api: %T is not encoded as a JSON object", obj)
+		return nil, fmt.Errorf("api: %s added to %.40q, not a JSON object", name, data)
 	}
 	out := data[:len(data)-1]
 	if len(out) > 1 {
@@ -62,6 +73,9 @@ func (h *handler) statusBody(st player.Status) statusBody {
 	b := statusBody{Status: st}
 	if h.Restrictions != nil {
 		b.Restrictions = h.Restrictions()
+	}
+	if h.Scan != nil {
+		b.Library = h.Scan()
 	}
 	return b
 }

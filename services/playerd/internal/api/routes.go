@@ -61,6 +61,9 @@ type Deps struct {
 	// player status; Parental the rules a parent sets. Both optional.
 	Restrictions func() any
 	Parental     Parental
+	// Scan is the library scan's progress, shown beside the player status
+	// (optional).
+	Scan func() any
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager

@@ -71,7 +71,7 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	defer statusBuffers.Put(bp)
 	b, err := h.statusCache.appendStatus((*bp)[:0], h.Player.Status())
 	if err == nil {
-		b, err = h.appendRestrictions(b)
+		b, err = h.appendExtras(b)
 	}
 	if err != nil {
 		h.fail(w, r, failed("status could not be encoded", err))
@@ -90,22 +90,30 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// appendRestrictions adds the restrictions field as statusBody does: none
-// without restrictions.
-func (h *handler) appendRestrictions(b []byte) ([]byte, error) {
-	if h.Restrictions == nil {
-		return b, nil
+// appendExtras adds the fields statusBody adds to the status: the
+// restrictions and the scan's progress, each left out when nil.
+func (h *handler) appendExtras(b []byte) ([]byte, error) {
+	for _, f := range []struct {
+		name string
+		get  func() any
+	}{{"restrictions", h.Restrictions}, {"library", h.Scan}} {
+		if f.get == nil {
+			continue
+		}
+		v := f.get()
+		if v == nil {
+			continue
+		}
+		field, err := json.Marshal(v)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, ',', '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		b = append(b, field...)
 	}
-	r := h.Restrictions()
-	if r == nil {
-		return b, nil
-	}
-	field, err := json.Marshal(r)
-	if err != nil {
-		return b, err
-	}
-	b = append(b, `,"restrictions":`...)
-	return append(b, field...), nil
+	return b, nil
 }
 
 // jsonType is the Content-Type of JSON answers, one slice for all of them:

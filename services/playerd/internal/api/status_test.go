@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
@@ -41,7 +42,7 @@ func (p *setPlayer) Do(context.Context, player.Command) (player.Status, error) {
 }
 
 // statusHandler is the API over a setPlayer, and a setter of the
-// restrictions it shows.
+// restrictions it shows (and with them the scan's progress).
 func statusHandler(t *testing.T) (*setPlayer, func(rules.Restrictions), http.Handler) {
 	p := &setPlayer{}
 	var mu sync.Mutex
@@ -50,6 +51,10 @@ func statusHandler(t *testing.T) (*setPlayer, func(rules.Restrictions), http.Han
 		mu.Lock()
 		defer mu.Unlock()
 		return restr
+	}, Scan: func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return library.Progress{Scanning: restr.LockedFolders > 0, Done: restr.LockedFolders * 7, Total: 100}
 	}}
 	d.Auth, d.Hosts = testAuth(t)
 	setRestr := func(r rules.Restrictions) { mu.Lock(); restr = r; mu.Unlock() }
@@ -113,11 +118,12 @@ func TestStatusLength(t *testing.T) {
 }
 
 // encoded is the answer as the status was always encoded: statusBody
-// through encoding/json.
+// through encoding/json, with the restrictions and scan statusHandler shows.
 func encoded(t *testing.T, st player.Status, r rules.Restrictions) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := json.NewEncoder(&b).Encode(statusBody{Status: st, Restrictions: r}); err != nil {
+	scan := library.Progress{Scanning: r.LockedFolders > 0, Done: r.LockedFolders * 7, Total: 100}
+	if err := json.NewEncoder(&b).Encode(statusBody{Status: st, Restrictions: r, Library: scan}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

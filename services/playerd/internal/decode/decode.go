@@ -130,7 +130,7 @@ func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	}
 	// go-mp3 reads every frame header at open to build its seek table,
 	// one small read per frame: buffering cuts the system calls.
-	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag)))
+	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag), 64<<10))
 }
 
 // bufferedFile gives a decoder buffered reads while keeping Seek and Close.
@@ -140,8 +140,8 @@ type bufferedFile struct {
 	pos int64 // position of the next byte Read returns
 }
 
-func newBufferedFile(f io.ReadSeekCloser) *bufferedFile {
-	return &bufferedFile{f: f, r: bufio.NewReaderSize(f, 64<<10)}
+func newBufferedFile(f io.ReadSeekCloser, size int) *bufferedFile {
+	return &bufferedFile{f: f, r: bufio.NewReaderSize(f, size)}
 }
 
 func (b *bufferedFile) Read(p []byte) (int, error) {

@@ -37,6 +37,21 @@ func FuzzTags(f *testing.F) {
 	})
 }
 
+// FuzzDuration reads durations from the headers, as the library scan does,
+// and opens the files whose headers do not tell.
+func FuzzDuration(f *testing.F) {
+	addSeeds(f, "tone.mp3", "tone-notag.mp3", "tone.flac", "tone.ogg", "tone.wav")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		watchdog(t, func() {
+			d, err := duration(memSource(data))
+			check(t, err)
+			if err == nil && (d < 0 || d > 24*3600) {
+				t.Errorf("duration %v s", d)
+			}
+		})
+	})
+}
+
 func fuzzDecode(f *testing.F, seeds ...string) {
 	addSeeds(f, seeds...)
 	f.Fuzz(func(t *testing.T, data []byte) {

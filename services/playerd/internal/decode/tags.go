@@ -75,6 +75,38 @@ func readTagsFrom(src *source) (Tags, error) {
 	return t, nil
 }
 
+// Info is what the library scan learns of a file.
+type Info struct {
+	Duration float64 // seconds
+	Tags     Tags
+	// TagErr is why the tags could not be read (ErrNoTags when there are
+	// none); the file plays all the same.
+	TagErr error
+}
+
+// ReadInfo is Duration and ReadTags with one opening of the file (two when
+// the duration needs the decoder, which closes it).
+func ReadInfo(path string) (Info, error) {
+	src, err := openSource(path)
+	if err != nil {
+		return Info{}, fmt.Errorf("decode: %w", err)
+	}
+	defer func() { src.Close() }()
+	var info Info
+	if info.Duration, err = duration(src); err != nil {
+		return Info{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
+	if src.closed {
+		if src, err = openSource(path); err != nil {
+			return info, fmt.Errorf("decode: %w", err)
+		}
+	}
+	if info.Tags, err = readTagsFrom(src); err != nil {
+		info.TagErr = fmt.Errorf("tags %s: %w", filepath.Base(path), err)
+	}
+	return info, nil
+}
+
 // clean keeps a tag value fit for display: trimmed and of bounded length.
 func clean(s string) string {
 	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
@@ -120,5 +152,7 @@ func readTags(src *source) (tag.Metadata, error) {
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	return read(src)
+	// The readers read field by field, a few bytes at a time: buffered,
+	// a tag is a few system calls instead of one per field.
+	return read(newBufferedFile(src, 4<<10))
 }

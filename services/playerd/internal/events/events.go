@@ -49,6 +49,7 @@ const (
 	KindMessage      Kind = "message"      // a message shown on screen or cleared
 	KindBattery      Kind = "battery"      // the battery level (ok, low, critical)
 	KindLibrary      Kind = "library"      // a library scan finished
+	KindScan         Kind = "scan"         // a library scan started, got further or ended
 	KindRestrictions Kind = "restrictions" // a parental rule began or ended
 	KindSettings     Kind = "settings"     // a section of the settings changed
 )
@@ -63,7 +64,7 @@ const (
 var published = map[Kind]bool{
 	KindState: true, KindQueue: true, KindTrack: true, KindVolume: true, KindSeek: true,
 	KindNowPlaying: true, KindSpeech: true, KindMessage: true, KindBattery: true,
-	KindLibrary: true, KindRestrictions: true, KindSettings: true,
+	KindLibrary: true, KindScan: true, KindRestrictions: true, KindSettings: true,
 }
 
 // Kinds lists every kind a client can receive, published or written by a

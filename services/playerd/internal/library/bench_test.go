@@ -81,3 +81,44 @@ func BenchmarkScan1000MP3(b *testing.B) {
 		}
 	}
 }
+
+// mixLibrary is the first-scan mix: 8,000 MP3 (128 kbit/s CBR,
+// ID3v2 tags, LAME Info header) and 2,000 FLAC, in 500 folders of 20. The
+// files are hard links of the 2-second decoder fixtures, so the library
+// takes seconds to make and no disk space; every link is a file of its own
+// to the scan.
+func mixLibrary(tb testing.TB, folders int) string {
+	tb.Helper()
+	root := tb.TempDir()
+	for f := range folders {
+		dir := filepath.Join(root, fmt.Sprintf("Serie %d", f/50), fmt.Sprintf("Folge %d", f))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		src, ext := "../decode/testdata/tone.mp3", "mp3"
+		if f%5 == 4 {
+			src, ext = "../decode/testdata/tone.flac", "flac"
+		}
+		src, err := filepath.Abs(src)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for t := range 20 {
+			if err := os.Link(src, filepath.Join(dir, fmt.Sprintf("Kapitel %d.%s", t, ext))); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// BenchmarkFirstScanMix10000 is the first scan (no cache) of the issue's
+// 10,000-track mix.
+func BenchmarkFirstScanMix10000(b *testing.B) {
+	root := mixLibrary(b, 500)
+	for b.Loop() {
+		if st, err := New(root, "").Scan(); err != nil || st.Tracks != 10000 || st.Read != 10000 {
+			b.Fatal(st, err)
+		}
+	}
+}

@@ -34,6 +34,11 @@ type Library struct {
 	problems []Problem
 	scanMu   sync.Mutex // one scan at a time
 
+	progMu     sync.Mutex
+	progress   Progress
+	progressed chan struct{} // closed when progress changes; nil until asked for
+	gate       <-chan struct{}
+
 	manage chan struct{} // held by a change of the media directory (manage.go)
 	limits Limits
 }
@@ -154,17 +159,37 @@ func (l *Library) Scan() (Stats, error) { return l.ScanContext(context.Backgroun
 func (l *Library) ScanContext(ctx context.Context) (Stats, error) { return l.scan(ctx, false) }
 
 // ScanCached builds the view from the scan cache alone, reading no media
-// file, in the time a directory walk takes: the box can serve and resume
-// at once while the full scan runs. Scanned stays false.
+// file and trusting the cache for files whose names it knows, in the time
+// a directory walk takes (none without a cache): the box can serve and
+// resume at once while the full scan runs. Scanned stays false.
 func (l *Library) ScanCached() (Stats, error) { return l.scan(context.Background(), true) }
 
 func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.scanMu.Lock()
 	defer l.scanMu.Unlock()
 	c := loadCache(l.cachePath)
-	s, err := scan(ctx, l.root, c, cachedOnly)
-	if err != nil {
-		return Stats{}, fmt.Errorf("library: %w", err)
+	var progress func(found, done int)
+	end := func() {}
+	if !cachedOnly {
+		l.setProgress(Progress{Scanning: true})
+		progress = func(found, done int) { l.setProgress(Progress{Scanning: true, Done: done, Total: found}) }
+		ended := false
+		end = func() {
+			if !ended {
+				ended = true
+				p := l.Progress()
+				p.Scanning = false
+				l.setProgress(p)
+			}
+		}
+		defer end() // a failed scan ends too
+	}
+	s := &scanner{} // never scanned: the quick view has nothing to show
+	if !cachedOnly || len(c.Files) > 0 {
+		var err error
+		if s, err = scan(ctx, l.root, c, cachedOnly, progress, l.gate); err != nil {
+			return Stats{}, fmt.Errorf("library: %w", err)
+		}
 	}
 	folders, stats := s.folders, s.stats
 	byID := make(map[string]int, len(folders))
@@ -175,6 +200,7 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 	l.mu.Lock()
 	l.folders, l.byID, l.topLevel, l.stats, l.problems = folders, byID, top, stats, s.problems
 	l.scanned = l.scanned || !cachedOnly
+	end() // with the new view, so whoever sees the scan ended sees it
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
@@ -186,6 +212,52 @@ func (l *Library) scan(ctx context.Context, cachedOnly bool) (Stats, error) {
 		}
 	}
 	return stats, nil
+}
+
+// HoldReads makes scans wait with their first file read until gate is
+// closed, after walking the directories: tests look at a box whose scan is
+// in progress with it. Call it before the first scan.
+func (l *Library) HoldReads(gate <-chan struct{}) { l.gate = gate }
+
+// Progress is how far the running scan has got, or the last one got.
+// The quick view from the cache at start is not a scan here.
+type Progress struct {
+	Scanning bool `json:"scanning"`
+	Done     int  `json:"done"`  // audio files whose tags and duration are known
+	Total    int  `json:"total"` // audio files found so far
+}
+
+// Progress returns the progress of the running or last scan.
+func (l *Library) Progress() Progress {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	return l.progress
+}
+
+// Progressed returns a channel that is closed when the progress changes:
+// a scan starts, gets further or ends.
+func (l *Library) Progressed() <-chan struct{} {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	if l.progressed == nil {
+		l.progressed = make(chan struct{})
+	}
+	return l.progressed
+}
+
+// setProgress keeps the furthest count: parallel reads report out of
+// order.
+func (l *Library) setProgress(p Progress) {
+	l.progMu.Lock()
+	defer l.progMu.Unlock()
+	if p.Scanning && l.progress.Scanning {
+		p.Done, p.Total = max(p.Done, l.progress.Done), max(p.Total, l.progress.Total)
+	}
+	l.progress = p
+	if l.progressed != nil {
+		close(l.progressed)
+		l.progressed = nil
+	}
 }
 
 // Stats counts what a scan found.

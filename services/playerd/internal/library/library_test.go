@@ -252,3 +252,72 @@ func TestChangedAfterEachScan(t *testing.T) {
 	default:
 	}
 }
+
+// The scan reads files in parallel, yet its outcome is the walk's order:
+// tracks in natural order, problems as the folders were met. Its progress
+// counts every file found and done, and ends with the scan.
+func TestParallelScanKeepsOrderAndCountsProgress(t *testing.T) {
+	root := t.TempDir()
+	var wantProblems []string
+	for _, dir := range []string{"A", "B", "C"} {
+		for i := range 12 {
+			name := filepath.Join(dir, "Folge "+string(rune('a'+i))+".wav")
+			if i%4 == 3 {
+				must(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
+				must(t, os.WriteFile(filepath.Join(root, name), []byte("RIFF\x2b\x00\x00\x00WAVEfmt "), 0o644))
+				wantProblems = append(wantProblems, filepath.ToSlash(name))
+				continue
+			}
+			must(t, testmedia.WriteTone(filepath.Join(root, name), 0.05, 44100, 440))
+		}
+	}
+	l := New(root, "")
+	changed := l.Progressed()
+	st, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("progress did not signal")
+	}
+	if p := l.Progress(); p != (Progress{Scanning: false, Done: 36, Total: 36}) {
+		t.Errorf("progress after the scan %+v, want 36 of 36 done", p)
+	}
+	if st.Tracks != 27 || st.Problems != 9 {
+		t.Fatalf("stats %+v", st)
+	}
+	var problems []string
+	for _, p := range l.Report().Problems {
+		problems = append(problems, p.Path)
+	}
+	if !slices.Equal(problems, wantProblems) {
+		t.Errorf("problems %q\nwant %q", problems, wantProblems)
+	}
+	for _, f := range l.Folders() {
+		for i, tr := range f.Tracks {
+			if want := "Folge " + string(rune('a'+i+i/3)); tr.Title != want {
+				t.Errorf("%s track %d: %q, want %q", f.Name, i, tr.Title, want)
+			}
+		}
+	}
+}
+
+// Without a cache the quick view at start is empty at once, reading
+// nothing, and still knows the top-level categories for the home screen.
+func TestQuickViewOfANeverScannedLibrary(t *testing.T) {
+	root := t.TempDir()
+	must(t, testmedia.WriteTone(filepath.Join(root, "Musik", "A", "1.wav"), 0.05, 44100, 440))
+	l := New(root, filepath.Join(t.TempDir(), "cache.json"))
+	st, err := l.ScanCached()
+	if err != nil || st != (Stats{}) || len(l.Folders()) != 0 || l.Scanned() {
+		t.Errorf("quick view: %+v %v, %d folders, scanned %v", st, err, len(l.Folders()), l.Scanned())
+	}
+	if top := l.TopLevel(); !slices.Equal(top, []string{"Musik"}) {
+		t.Errorf("top level %q", top)
+	}
+	if p := l.Progress(); p.Scanning || p.Total != 0 {
+		t.Errorf("the quick view counted as a scan: %+v", p)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/storybox/storybox/services/playerd/internal/decode"
 )
@@ -29,9 +32,36 @@ type scanner struct {
 	// cachedOnly lists only files the cache knows, reading none: the quick
 	// view at start.
 	cachedOnly bool
+
+	// The walk lists folders and their files first; the files the cache
+	// does not know are then read in parallel, and the folders built in
+	// the walk's order, so the outcome does not depend on which read ends
+	// first.
+	pending []pendingFolder
+	files   []pendingFile
+	strings map[string]string // artist and album names, shared by the tracks
+	// progress reports files found and files whose tags and duration are
+	// known, as they change; it may be called from several goroutines.
+	progress func(found, done int)
+	found    int
+	done     atomic.Int64
+	gate     <-chan struct{} // nil, or closed when reads may start (HoldReads)
 }
 
-func scan(ctx context.Context, root string, c *cache, cachedOnly bool) (*scanner, error) {
+type pendingFolder struct {
+	f           Folder // without its tracks
+	first, last int    // its files: files[first:last]
+}
+
+type pendingFile struct {
+	name, path, rel string
+	size, mtime     int64
+	statErr         string // the file could not be looked at
+	known           bool   // info is from the cache
+	info            fileInfo
+}
+
+func scan(ctx context.Context, root string, c *cache, cachedOnly bool, progress func(found, done int), gate <-chan struct{}) (*scanner, error) {
 	rootReal, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
@@ -39,10 +69,21 @@ func scan(ctx context.Context, root string, c *cache, cachedOnly bool) (*scanner
 	if rootReal, err = filepath.Abs(rootReal); err != nil {
 		return nil, err
 	}
-	s := &scanner{ctx: ctx, rootReal: rootReal, cache: c, seen: map[string]bool{}, visited: map[string]bool{}, cachedOnly: cachedOnly}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	s := &scanner{ctx: ctx, rootReal: rootReal, cache: c, seen: map[string]bool{}, visited: map[string]bool{},
+		cachedOnly: cachedOnly, strings: map[string]string{}, progress: progress, gate: gate}
 	if err := s.dir(rootReal, ""); err != nil {
 		return nil, err
 	}
+	if err := s.readAll(); err != nil {
+		return nil, err
+	}
+	for _, p := range s.pending {
+		s.build(p)
+	}
+	s.pending, s.files = nil, nil
 	if !cachedOnly {
 		s.stats.Gone = c.prune(s.seen)
 	}
@@ -115,10 +156,12 @@ func (s *scanner) dir(real, rel string) error {
 	if len(audio) == 0 {
 		return nil
 	}
-	return s.folder(real, rel, audio, cover)
+	s.folder(real, rel, audio, cover)
+	return nil
 }
 
-func (s *scanner) folder(real, rel string, names []string, cover string) error {
+// folder lists a directory's audio files, taking what the cache knows.
+func (s *scanner) folder(real, rel string, names []string, cover string) {
 	slices.SortFunc(names, func(a, b string) int {
 		if naturalLess(a, b) {
 			return -1
@@ -129,35 +172,101 @@ func (s *scanner) folder(real, rel string, names []string, cover string) error {
 	if rel == "" {
 		name = "Media"
 	}
-	f := Folder{ID: ID(rel), Kind: KindLocal, Name: name, Relative: filepath.ToSlash(rel), coverFile: cover}
+	p := pendingFolder{f: Folder{ID: ID(rel), Kind: KindLocal, Name: name, Relative: filepath.ToSlash(rel), coverFile: cover}, first: len(s.files)}
+	known := 0
 	for _, n := range names {
-		if err := s.ctx.Err(); err != nil {
-			return err
+		f := pendingFile{name: n, path: filepath.Join(real, n), rel: filepath.ToSlash(filepath.Join(rel, n))}
+		if strings.HasSuffix(f.path, string(filepath.Separator)+f.rel) {
+			f.rel = f.path[len(f.path)-len(f.rel):] // one string for both, as the track keeps both
 		}
-		path := filepath.Join(real, n)
-		trackRel := filepath.ToSlash(filepath.Join(rel, n))
-		info, ok := s.probe(path, trackRel)
+		if s.cachedOnly {
+			// The quick view believes the cache without looking at the
+			// file: on a card, 10,000 inodes take seconds to read, and the
+			// full scan right after corrects what changed.
+			f.info, f.known = s.cache.Files[f.rel]
+		} else if st, err := os.Stat(f.path); err != nil {
+			f.statErr = err.Error()
+		} else {
+			f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
+			f.info, f.known = s.cache.get(f.rel, f.size, f.mtime)
+		}
+		if f.statErr != "" || f.known || s.cachedOnly {
+			known++
+		}
+		s.files = append(s.files, f)
+	}
+	p.last = len(s.files)
+	s.pending = append(s.pending, p)
+	s.found += len(names)
+	s.progress(s.found, int(s.done.Add(int64(known))))
+}
+
+// readAll reads the files the cache does not know, as many at once as
+// there are cores: a scan is mostly parsing headers, and the reads of one
+// file wait on the card while another's are parsed.
+func (s *scanner) readAll() error {
+	var todo []int
+	for i, f := range s.files {
+		if f.statErr == "" && !f.known && !s.cachedOnly {
+			todo = append(todo, i)
+		}
+	}
+	if s.gate != nil && len(todo) > 0 {
+		select {
+		case <-s.gate:
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), len(todo)) {
+		wg.Go(func() {
+			for s.ctx.Err() == nil {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) {
+					return
+				}
+				f := &s.files[todo[k]]
+				f.info = read(f.path, f.size, f.mtime)
+				s.progress(s.found, int(s.done.Add(1)))
+			}
+		})
+	}
+	wg.Wait()
+	return s.ctx.Err()
+}
+
+// build makes a folder of its files, in the walk's order, and records what
+// the scan learnt: cache entries, problems, counts.
+func (s *scanner) build(p pendingFolder) {
+	f := p.f
+	// The view keeps the list for good: no room for tracks never added.
+	f.Tracks = make([]Track, 0, p.last-p.first)
+	for i := p.first; i < p.last; i++ {
+		info, ok := s.probe(&s.files[i])
 		if !ok {
 			if !s.cachedOnly {
 				s.stats.Skipped++
 			}
 			continue
 		}
+		pf := &s.files[i]
 		title := info.Title
 		if title == "" {
-			title = strings.TrimSuffix(n, filepath.Ext(n))
+			title = strings.TrimSuffix(pf.name, filepath.Ext(pf.name))
 		}
 		f.Tracks = append(f.Tracks, Track{
-			ID: ID(trackRel), Title: title, Artist: info.Artist, Album: info.Album,
+			ID: ID(pf.rel), Title: title, Artist: s.intern(info.Artist), Album: s.intern(info.Album),
 			Duration: info.Duration, Provider: "local", ResumePolicy: "position",
-			Path: path, rel: trackRel,
+			Path: pf.path, rel: pf.rel,
 		})
 		if f.coverTrack == "" && info.Picture {
-			f.coverTrack = path
+			f.coverTrack = pf.path
 		}
 	}
 	if len(f.Tracks) == 0 {
-		return nil
+		return
 	}
 	if f.coverFile != "" || f.coverTrack != "" {
 		c := "/api/cover/" + f.ID
@@ -165,54 +274,63 @@ func (s *scanner) folder(real, rel string, names []string, cover string) error {
 	}
 	s.stats.Tracks += len(f.Tracks)
 	s.folders = append(s.folders, f)
-	return nil
+}
+
+// intern shares one copy of a name many tracks carry (an artist, an
+// album) among them.
+func (s *scanner) intern(v string) string {
+	if v == "" {
+		return ""
+	}
+	if w, ok := s.strings[v]; ok {
+		return w
+	}
+	s.strings[v] = v
+	return v
 }
 
 // probe returns a file's tags and duration, from the cache when the file is
 // unchanged; ok is false for a file that cannot be played. Problems are
 // recorded either way.
-func (s *scanner) probe(path, rel string) (fileInfo, bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		s.problem(rel, err.Error())
+func (s *scanner) probe(f *pendingFile) (fileInfo, bool) {
+	if f.statErr != "" {
+		s.problem(f.rel, f.statErr)
 		return fileInfo{}, false
 	}
-	s.seen[rel] = true
-	info, ok := s.cache.get(rel, st.Size(), st.ModTime().UnixNano())
-	if !ok {
+	s.seen[f.rel] = true
+	info := f.info
+	if !f.known {
 		if s.cachedOnly {
 			return fileInfo{}, false
 		}
-		info = read(path, st)
 		s.stats.Read++
-		s.cache.put(rel, info)
+		s.cache.put(f.rel, info)
 	}
 	if info.Error != "" {
-		s.problem(rel, info.Error)
+		s.problem(f.rel, info.Error)
 		return info, false
 	}
 	if info.TagError != "" {
-		s.problem(rel, info.TagError)
+		s.problem(f.rel, info.TagError)
 	}
 	return info, true
 }
 
-// read opens a file through the decoder boundary, which turns whatever a
-// damaged or hostile file does to a decoder into an error for that file.
-func read(path string, st os.FileInfo) fileInfo {
-	info := fileInfo{Size: st.Size(), ModTime: st.ModTime().UnixNano()}
-	d, format, err := decode.Open(path)
+// read looks into a file through the decoder boundary, which turns
+// whatever a damaged or hostile file does to a decoder into an error for
+// that file.
+func read(path string, size, mtime int64) fileInfo {
+	info := fileInfo{Size: size, ModTime: mtime}
+	fi, err := decode.ReadInfo(path)
 	if err != nil {
 		info.Error = err.Error()
 		return info
 	}
-	info.Duration = float64(d.Len()) / float64(format.SampleRate)
-	d.Close()
-	t, err := decode.ReadTags(path)
-	switch {
-	case errors.Is(err, decode.ErrNoTags):
-	case err != nil:
-		info.TagError = err.Error()
+	info.Duration = fi.Duration
+	switch t := fi.Tags; {
+	case errors.Is(fi.TagErr, decode.ErrNoTags):
+	case fi.TagErr != nil:
+		info.TagError = fi.TagErr.Error()
 	default:
 		info.Title, info.Artist, info.Album = t.Title, t.Artist, t.Album
 		info.Picture = t.Picture != nil

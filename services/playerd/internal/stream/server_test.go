@@ -159,6 +159,7 @@ type listener struct {
 	titles []titleAt
 	pcm    [][2]float64
 	keep   bool
+	tail   int // frames of audio heard since the last silence
 }
 
 type titleAt struct {
@@ -186,6 +187,12 @@ func (l *listener) period() bool {
 	}
 	l.audio += got
 	l.silent += n - got
+	// Within a period the audio comes first and silence fills the rest.
+	if n > got {
+		l.tail = 0
+	} else {
+		l.tail += got
+	}
 	title := ""
 	if p := l.s.Title(); p != nil {
 		title = *p

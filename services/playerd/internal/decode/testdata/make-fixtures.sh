@@ -8,6 +8,8 @@ sox -n -r 44100 -b 16 -c 2 tone44k.wav synth 2 sine 440 sine 660 gain -6
 sox -n -r 48000 -b 16 -c 2 tone48k.wav synth 2 sine 440 sine 660 gain -6
 flac -s -f -o tone.flac tone44k.wav
 lame --silent -b 128 --tt "Ton A" --ta "storybox" --tl "Fixtures" tone44k.wav tone.mp3
+# Variable bitrate with a Xing header, for the duration read from it.
+lame --silent -V 6 --tt "Ton A" --ta "storybox" --tl "Fixtures" tone44k.wav tone-vbr.mp3
 oggenc -Q -q 2 -t "Ton A" -a "storybox" -o tone.ogg tone44k.wav
 opusenc --quiet --bitrate 64 --title "Ton A" tone48k.wav tone.opus
 rm tone44k.wav

@@ -4,10 +4,12 @@
 import { t } from './i18n.js';
 
 export class ApiError extends Error {
-  constructor(status, message, retryAfter) {
+  constructor(status, message, retryAfter, raw) {
     super(message);
     this.status = status;
     this.retryAfter = retryAfter;
+    // The box's own words, which start with the field they are about.
+    this.raw = raw ?? message;
   }
 }
 
@@ -15,21 +17,33 @@ const hooks = { unauthorized: () => {}, offline: () => {}, online: () => {} };
 export function on(name, f) { hooks[name] = f; }
 
 let offline = false;
-function wentOffline() {
+let probeTimer = 0;
+async function probe() {
+  clearTimeout(probeTimer);
+  try {
+    const r = await fetch('/api/health', { cache: 'no-store' });
+    if (r.ok) {
+      if (offline) { offline = false; hooks.online(); }
+      return;
+    }
+  } catch { /* still gone */ }
+  if (offline) probeTimer = setTimeout(probe, 3000);
+}
+
+// wentOffline shows the loss at once and recovers by itself: the box
+// restarting or Wi-Fi dropping for a moment is normal, so keep asking
+// until it answers. The event stream reports its loss here too.
+export function wentOffline() {
   if (offline) return;
   offline = true;
   hooks.offline();
-  // Recover by itself: the box restarting or Wi-Fi dropping for a moment
-  // is normal, so keep asking until it answers.
-  const probe = async () => {
-    try {
-      const r = await fetch('/api/health', { cache: 'no-store' });
-      if (r.ok) { offline = false; hooks.online(); return; }
-    } catch { /* still gone */ }
-    setTimeout(probe, 3000);
-  };
-  setTimeout(probe, 3000);
+  probeTimer = setTimeout(probe, 3000);
 }
+
+// The browser knows before any request fails that its network is gone,
+// and when it is back, so the page need not wait for the next probe.
+window.addEventListener('offline', wentOffline);
+window.addEventListener('online', () => { if (offline) probe(); });
 
 // Paths where 401 means "wrong password", not "session over".
 const passwordPaths = new Set(['/api/admin/login', '/api/admin/password']);
@@ -53,7 +67,7 @@ async function finish(path, status, ctype, retryAfter, json) {
   if (status >= 200 && status < 300) return data;
   const msg = (data && (data.error || data.message)) || `HTTP ${status}`;
   if (status === 401 && !passwordPaths.has(path)) hooks.unauthorized();
-  throw new ApiError(status, explain(status, msg, retryAfter), retryAfter);
+  throw new ApiError(status, explain(status, msg, retryAfter), retryAfter, msg);
 }
 
 // explain puts the box's message in a sentence a parent understands; the

@@ -6,13 +6,18 @@ import { el, replace, errorBox, card } from './dom.js';
 import * as player from './player.js';
 import * as settings from './settings.js';
 import * as library from './library.js';
+import * as home from './home.js';
+import * as radio from './radio.js';
+import * as parental from './parental.js';
 import * as cards from './cards.js';
+import * as input from './input.js';
 import * as network from './network.js';
 import * as system from './system.js';
 
 const sections = [
-  ['player', player], ['settings', settings], ['library', library],
-  ['cards', cards], ['network', network], ['system', system],
+  ['player', player], ['settings', settings], ['library', library], ['home', home],
+  ['radio', radio], ['parental', parental], ['cards', cards], ['input', input],
+  ['network', network], ['system', system],
 ];
 
 const main = document.getElementById('main');
@@ -119,6 +124,9 @@ function open(name) {
     type: 'button', id: `nav-${n}`, 'aria-current': n === name ? 'page' : false,
     onclick: () => { if (location.hash !== `#${n}`) location.hash = n; else open(n); },
   }, t(`nav.${n}`))));
+  // On a phone the tabs scroll sideways: keep the open one in sight.
+  const tab = document.getElementById(`nav-${name}`);
+  if (tab && tab.scrollIntoView) tab.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   const mod = sections.find(([n]) => n === name)[1];
   const view = mod.render(ctx);
   current = { name, stop: view.stop };

@@ -1,10 +1,11 @@
 // Cards: teach mode (the next card read is shown, not acted on), mapping a
-// card to a folder or command, the known cards and the unknown ones.
+// card to a folder, station or command, the known cards, the unknown ones,
+// the last reads with what came of them, and how a card acts.
 import { el, replace, errorBox, okBox, card, confirmButton } from './dom.js';
 import { t } from './i18n.js';
 
-const actions = ['folder', 'resume', 'toggle', 'pause', 'stop', 'next', 'previous', 'sleep_timer', 'volume_delta'];
-const withFolder = new Set(['folder', 'resume']);
+const actions = ['folder', 'resume', 'radio', 'toggle', 'pause', 'stop', 'next', 'previous', 'sleep_timer', 'volume_delta'];
+const withFolder = new Set(['folder', 'resume', 'radio']);
 const withValue = new Set(['sleep_timer', 'volume_delta']);
 
 export function render({ api }) {
@@ -14,6 +15,11 @@ export function render({ api }) {
   const known = el('ul', { class: 'list', id: 'cards-list' });
   const unknown = el('ul', { class: 'list', id: 'cards-unknown' });
   const assign = el('div', { class: 'stack', id: 'card-assign' });
+  const reads = el('ul', { class: 'list', id: 'cards-reads' });
+  const readsErr = errorBox();
+  const optErr = errorBox(), optOk = okBox();
+  const sameCard = el('select', { id: 'cards-same' }, ...['continue', 'toggle_pause'].map((v) => el('option', { value: v }, t(`cards.same.${v}`))));
+  const sounds = el('input', { type: 'checkbox', id: 'cards-sounds' });
 
   const folderName = (id) => (library.find((f) => f.id === id) || {}).relative || id;
 
@@ -22,6 +28,8 @@ export function render({ api }) {
     try {
       const [doc, unk, lib] = await Promise.all([api.get('/api/admin/cards'), api.get('/api/admin/cards/unknown'), api.get('/api/library')]);
       library = lib;
+      sameCard.value = doc.same_card;
+      sounds.checked = doc.sounds;
       const ids = Object.keys(doc.cards || {}).sort();
       replace(known, ...ids.map((id) => {
         const m = doc.cards[id];
@@ -34,24 +42,65 @@ export function render({ api }) {
             })), e);
       }));
       if (!ids.length) known.append(el('li', { class: 'muted' }, t('cards.none')));
-      replace(unknown, ...(unk || []).map((u) => el('li', {}, el('div', { class: 'mono' }, u.id),
-        el('div', { class: 'muted small' }, t('cards.seen', u.count, new Date(u.last_seen).toLocaleString())),
-        el('div', { class: 'row' }, el('button', { type: 'button', onclick: () => editor(u.id, null) }, t('cards.assign'))))));
+      replace(unknown, ...(unk || []).map((u) => {
+        const e = errorBox();
+        return el('li', {}, el('div', { class: 'mono' }, u.id),
+          el('div', { class: 'muted small' }, t('cards.seen', u.count, new Date(u.last_seen).toLocaleString())),
+          el('div', { class: 'row' }, el('button', { type: 'button', onclick: () => editor(u.id, null) }, t('cards.assign')),
+            el('button', { type: 'button', onclick: async () => {
+              try { await api.jsonReq('DELETE', `/api/admin/cards/unknown/${u.id}`, {}); await load(); } catch (x) { e.textContent = x.message; }
+            } }, t('cards.forget'))), e);
+      }));
       if (!(unk || []).length) unknown.append(el('li', { class: 'muted' }, t('cards.no_unknown')));
     } catch (x) { listErr.textContent = x.message; }
+    await loadReads();
   }
+
+  // The last reads, newest first, and what the box made of each.
+  async function loadReads() {
+    readsErr.textContent = '';
+    try {
+      const r = await api.get('/api/admin/cards/reads');
+      replace(reads, ...r.map((x) => el('li', { dataset: { outcome: x.outcome } },
+        el('div', { class: 'row' }, el('span', { class: 'mono grow' }, x.id), el('span', { class: 'state' }, t(`cards.outcome.${x.outcome}`))),
+        el('div', { class: 'muted small' }, new Date(x.at).toLocaleString(), x.action ? ` · ${t(`card.${x.action}`)}` : '',
+          x.folder_id ? ` · ${folderName(x.folder_id)}` : ''),
+        x.error ? el('div', { class: 'err small' }, x.error) : null)));
+      if (!r.length) reads.append(el('li', { class: 'muted' }, t('cards.no_reads')));
+    } catch (x) { readsErr.textContent = x.message; }
+  }
+
+  const options = el('form', { class: 'stack', id: 'cards-options', onsubmit: async (e) => {
+    e.preventDefault();
+    optErr.textContent = ''; optOk.textContent = '';
+    try {
+      const d = await api.jsonReq('PUT', '/api/admin/cards', { same_card: sameCard.value, sounds: sounds.checked });
+      sameCard.value = d.same_card;
+      sounds.checked = d.sounds;
+      optOk.textContent = t('saved');
+    } catch (x) { optErr.textContent = x.message; }
+  } }, el('label', {}, t('cards.same'), sameCard), el('label', { class: 'check' }, sounds, t('cards.sounds')), optErr, optOk,
+  el('button', { type: 'submit', id: 'cards-options-save' }, t('save')));
 
   // editor shows the form that maps card id.
   function editor(id, m) {
     const err = errorBox();
     const act = el('select', { id: 'card-action' }, ...actions.map((a) => el('option', { value: a }, t(`card.${a}`))));
-    const folder = el('select', { id: 'card-folder' }, ...library.map((f) => el('option', { value: f.id }, f.relative || f.name)));
+    const folder = el('select', { id: 'card-folder' });
+    // A station card names a station, the others a folder of files or a
+    // podcast.
+    const folders = () => {
+      const keep = folder.value;
+      const radio = act.value === 'radio';
+      replace(folder, ...library.filter((f) => (f.kind === 'radio') === radio).map((f) => el('option', { value: f.id }, f.relative || f.name)));
+      if ([...folder.options].some((o) => o.value === keep)) folder.value = keep;
+    };
     const value = el('input', { type: 'number', id: 'card-value', min: -50, max: 120 });
     const name = el('input', { id: 'card-name', maxLength: 80 });
     const fLab = el('label', {}, t('cards.folder'), folder), vLab = el('label', {}, t('cards.value'), value);
-    const sync = () => { fLab.hidden = !withFolder.has(act.value); vLab.hidden = !withValue.has(act.value); };
+    const sync = () => { fLab.hidden = !withFolder.has(act.value); vLab.hidden = !withValue.has(act.value); folders(); };
     act.addEventListener('change', sync);
-    if (m) { act.value = m.action; if (m.folder_id) folder.value = m.folder_id; if (m.value !== undefined) value.value = m.value; name.value = m.name || ''; }
+    if (m) { act.value = m.action; folders(); if (m.folder_id) folder.value = m.folder_id; if (m.value !== undefined) value.value = m.value; name.value = m.name || ''; }
     sync();
     replace(assign, el('form', { class: 'stack', onsubmit: async (e) => {
       e.preventDefault();
@@ -84,6 +133,7 @@ export function render({ api }) {
       try { r = await api.get('/api/admin/cards/learn?wait=20'); } catch (x) { learnErr.textContent = x.message; break; }
       if (r.state === 'seen' && r.card) {
         learnState.textContent = t('cards.seen_now', r.card.id);
+        loadReads();
         editor(r.card.id, r.card.mapping || null);
         break;
       }
@@ -101,8 +151,9 @@ export function render({ api }) {
     stop() { stopped = true; },
     nodes: [
       el('div', { class: 'stack' }, card(t('cards.teach'), el('p', { class: 'muted' }, t('cards.teach_help')), el('div', { class: 'row' }, learnBtn, cancelBtn), learnState, learnErr, assign),
-        card(t('cards.unknown'), unknown)),
-      card(t('cards.known'), listErr, known),
+        card(t('cards.unknown'), unknown), card(t('cards.options'), options)),
+      el('div', { class: 'stack' }, card(t('cards.known'), listErr, known),
+        card(t('cards.reads'), el('div', { class: 'row' }, el('button', { type: 'button', id: 'cards-reads-refresh', onclick: loadReads }, t('cards.refresh'))), readsErr, reads)),
     ],
   };
 }

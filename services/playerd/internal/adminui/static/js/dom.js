@@ -79,3 +79,48 @@ export function confirmButton(label, armedLabel, action, cls = 'danger') {
   });
   return b;
 }
+
+// fieldError puts the box's message next to the field it is about. The
+// box's messages begin with the field's path (url: …,
+// categories[1].rows[0].source_ref: …, bedtime.windows.mon: …); the error
+// box whose data-field is the longest start of that path gets it, else
+// the form's own box. The box said no, so nothing else changes.
+export function fieldError(root, fallback, x) {
+  const raw = x.raw || x.message;
+  const path = (raw.match(/^[A-Za-z_][\w.[\]]*/) || [''])[0];
+  let best = null;
+  for (const e of root.querySelectorAll('[data-field]')) {
+    const f = e.dataset.field;
+    const fits = path === f || path.startsWith(`${f}.`) || path.startsWith(`${f}[`);
+    if (fits && (!best || f.length > best.dataset.field.length)) best = e;
+  }
+  const box = best || fallback;
+  // Next to its field, the field's path says nothing a parent needs.
+  const rest = best && raw === x.message && raw.startsWith(`${path}: `) ? raw.slice(path.length + 2) : '';
+  box.textContent = rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : x.message;
+  if (box.scrollIntoView) box.scrollIntoView({ block: 'nearest' });
+  return box;
+}
+
+// fieldBox is the error box of one field (see fieldError).
+export function fieldBox(field) {
+  const e = errorBox();
+  e.dataset.field = field;
+  return e;
+}
+
+// clearErrors empties every error box below root before the next try.
+export function clearErrors(root) {
+  for (const e of root.querySelectorAll('.err')) e.textContent = '';
+}
+
+// fmtClock shows an RFC 3339 time as the local hour and minute, with the
+// weekday when it is not today.
+export function fmtClock(s) {
+  if (!s) return '–';
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) return s;
+  const opts = { hour: '2-digit', minute: '2-digit' };
+  if (d.toDateString() !== new Date().toDateString()) opts.weekday = 'short';
+  return d.toLocaleString(document.documentElement.lang || undefined, opts);
+}

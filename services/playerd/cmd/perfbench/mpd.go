@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// mpdProc is a running MPD with a FIFO output that perfbench drains, so MPD
+// paces itself as it would with a sound card.
+type mpdProc struct {
+	cmd   *exec.Cmd
+	conn  net.Conn
+	r     *bufio.Reader
+	t0    time.Time
+	ready time.Duration
+
+	fifo    *os.File
+	mu      sync.Mutex
+	armed   bool
+	audible chan time.Time // the first non-silent frame read while armed
+}
+
+// measureMPD takes the same figures from MPD on the same media: first with
+// a fresh database (scan), then playing at 48 kHz (as playerd did before it
+// played at the file's rate) and at the file's own rate.
+func measureMPD(o options, dir, media string) (*figures, error) {
+	fig := &figures{cpu: map[string]float64{}, cpuNative: map[string]float64{}}
+	for _, native := range []bool{false, true} {
+		// The second MPD reads the database the first one made.
+		sub := filepath.Join(dir, fmt.Sprintf("mpd-native-%v", native))
+		m, err := startMPD(o.mpd, sub, filepath.Join(dir, "mpd.db"), media, native)
+		if err != nil {
+			return nil, err
+		}
+		err = m.measure(o, fig, native)
+		m.stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return fig, nil
+}
+
+func (m *mpdProc) measure(o options, fig *figures, native bool) error {
+	// MPD scans a library it has no database of at start.
+	if err := m.waitUpdated(); err != nil {
+		return err
+	}
+	if !native {
+		fig.ready, fig.scan = m.ready, time.Since(m.t0)
+		fmt.Printf("first answer %.0f ms, first scan done %.2f s\n", ms(fig.ready), fig.scan.Seconds())
+	}
+	cpu := fig.cpu
+	label := "48 kHz"
+	if native {
+		cpu, label = fig.cpuNative, "the file's rate"
+	}
+	pid := m.cmd.Process.Pid
+	for _, f := range formats {
+		if _, err := m.do("stop"); err != nil {
+			return err
+		}
+		if _, err := m.do("clear"); err != nil {
+			return err
+		}
+		if _, err := m.do(fmt.Sprintf("add %q", benchFolder(o, f))); err != nil {
+			return err
+		}
+		c0 := cpuSeconds(pid)
+		if _, err := m.do("play"); err != nil {
+			return err
+		}
+		if err := m.waitStopped(time.Duration(o.seconds+30) * time.Second); err != nil {
+			return err
+		}
+		cpu[f] = (cpuSeconds(pid) - c0) / float64(o.seconds)
+		fmt.Printf("CPU per audio second, %s at %s: %.4f s/s\n", f, label, cpu[f])
+	}
+	if native {
+		return nil
+	}
+
+	c0 := cpuSeconds(pid)
+	for range o.statusN {
+		if _, err := m.status(); err != nil {
+			return err
+		}
+	}
+	fig.statusUS = (cpuSeconds(pid) - c0) / float64(o.statusN) * 1e6
+	fmt.Printf("server CPU per status command: %.1f µs (%d, one connection)\n", fig.statusUS, o.statusN)
+
+	for range o.firstN {
+		d, err := m.firstSample(benchFolder(o, "flac"))
+		if err != nil {
+			return err
+		}
+		fig.first = append(fig.first, ms(d))
+	}
+	fmt.Printf("play command → first audible sample: %s ms\n", joinMS(fig.first))
+	if _, err := m.do("stop"); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	fig.rssMB = privateRSS(pid) / 1e6
+	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
+	return nil
+}
+
+// benchFolder is the playing folder of a format, relative to the media root.
+func benchFolder(o options, f string) string {
+	if o.library > 0 {
+		return "zz-bench-" + f
+	}
+	return f
+}
+
+func startMPD(bin, dir, db, media string, native bool) (*mpdProc, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		return nil, err
+	}
+	format := ""
+	if !native {
+		format = `format "48000:16:2"`
+	}
+	conf := fmt.Sprintf(`music_directory "%s"
+db_file "%s"
+bind_to_address "127.0.0.1"
+port "%d"
+log_file "%s"
+auto_update "no"
+zeroconf_enabled "no"
+input {
+	plugin "curl"
+	enabled "no"
+}
+audio_output {
+	type "fifo"
+	name "bench"
+	path "%s"
+	%s
+}
+`, media, db, port, filepath.Join(dir, "log"), fifo, format)
+	confPath := filepath.Join(dir, "mpd.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	// Read and write, so opening never blocks and a closed writer is no EOF.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	m := &mpdProc{fifo: f, audible: make(chan time.Time, 1)}
+	go m.drain()
+	m.cmd = exec.Command(bin, "--no-daemon", confPath)
+	m.t0 = time.Now()
+	if err := m.cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			m.conn, m.r = c, bufio.NewReader(c)
+			if _, err := m.r.ReadString('\n'); err != nil { // "OK MPD 0.23.x"
+				m.stop()
+				return nil, err
+			}
+			if _, err := m.status(); err != nil {
+				m.stop()
+				return nil, err
+			}
+			m.ready = time.Since(m.t0)
+			return m, nil
+		}
+		if time.Since(m.t0) > 30*time.Second {
+			m.stop()
+			return nil, fmt.Errorf("mpd did not answer within 30 s (see %s)", filepath.Join(dir, "log"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// drain reads the FIFO as a sound card would take it, and reports the first
+// non-silent frame after firstSample arms it.
+func (m *mpdProc) drain() {
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := m.fifo.Read(buf)
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		if m.armed {
+			for i := 0; i+4 <= n; i += 4 {
+				if binary.LittleEndian.Uint16(buf[i:]) != 0 || binary.LittleEndian.Uint16(buf[i+2:]) != 0 {
+					m.armed = false
+					m.audible <- time.Now()
+					break
+				}
+			}
+		}
+		m.mu.Unlock()
+	}
+}
+
+func (m *mpdProc) firstSample(folder string) (time.Duration, error) {
+	for _, c := range []string{"stop", "clear", fmt.Sprintf("add %q", folder)} {
+		if _, err := m.do(c); err != nil {
+			return 0, err
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	m.mu.Lock()
+	m.armed = true
+	m.mu.Unlock()
+	t0 := time.Now()
+	if _, err := m.do("play"); err != nil {
+		return 0, err
+	}
+	select {
+	case t := <-m.audible:
+		return t.Sub(t0), nil
+	case <-time.After(5 * time.Second):
+		return 0, errors.New("no audible sample within 5 s")
+	}
+}
+
+// do sends one command and returns its key: value lines.
+func (m *mpdProc) do(cmd string) (map[string]string, error) {
+	if _, err := fmt.Fprintf(m.conn, "%s\n", cmd); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for {
+		line, err := m.r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "OK":
+			return out, nil
+		case strings.HasPrefix(line, "ACK "):
+			return nil, fmt.Errorf("mpd %s: %s", cmd, line)
+		}
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			out[k] = v
+		}
+	}
+}
+
+func (m *mpdProc) status() (map[string]string, error) { return m.do("status") }
+
+// waitUpdated waits until the database holds songs and no update runs (an
+// update MPD started at start, or one asked for if it did not).
+func (m *mpdProc) waitUpdated() error {
+	asked := false
+	for {
+		st, err := m.status()
+		if err != nil {
+			return err
+		}
+		if st["updating_db"] == "" {
+			stats, err := m.do("stats")
+			if err != nil {
+				return err
+			}
+			if stats["songs"] != "0" && stats["songs"] != "" {
+				return nil
+			}
+			if !asked {
+				if _, err := m.do("update"); err != nil {
+					return err
+				}
+				asked = true
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (m *mpdProc) waitStopped(limit time.Duration) error {
+	t0 := time.Now()
+	for time.Since(t0) < limit {
+		st, err := m.status()
+		if err != nil {
+			return err
+		}
+		if st["state"] == "stop" {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("mpd did not stop within %v", limit)
+}
+
+func (m *mpdProc) stop() {
+	if m.conn != nil {
+		m.conn.Close()
+	}
+	if m.cmd != nil && m.cmd.Process != nil {
+		m.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { m.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			m.cmd.Process.Kill()
+			<-done
+		}
+	}
+	m.fifo.Close()
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// proc is a running playerd.
+type proc struct {
+	cmd     *exec.Cmd
+	base    string
+	wav     string
+	t0      time.Time
+	ready   time.Duration // start → first answer of /api/health
+	scanned time.Duration // start → first scan complete
+	c       *http.Client
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startPlayerd starts playerd on a fresh data directory (no scan cache) and
+// returns once its API answers.
+func startPlayerd(bin, dir, media string) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{base: fmt.Sprintf("http://127.0.0.1:%d", port), wav: filepath.Join(dir, "out.wav"), c: &http.Client{Timeout: 10 * time.Second}}
+	p.cmd = exec.Command(bin, "-listen", fmt.Sprintf("127.0.0.1:%d", port), "-media", media,
+		"-data", filepath.Join(dir, "data"), "-output", "wav:"+p.wav, "-fb", "none", "-console", "",
+		"-touch", "none", "-input", "none", "-ha-listen", "", "-ha-mdns=false", "-speech-program", filepath.Join(dir, "none"))
+	p.cmd.Stderr = io.Discard
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	p.t0 = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := p.get("/api/health"); err == nil {
+			p.ready = time.Since(p.t0)
+			return p, nil
+		}
+		if time.Since(p.t0) > 60*time.Second {
+			p.stop()
+			return nil, errors.New("playerd did not answer /api/health within 60 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitScanned waits for the first scan, which runs behind the API.
+func (p *proc) waitScanned() error {
+	for {
+		b, err := p.get("/api/info")
+		if err != nil {
+			return err
+		}
+		var info struct {
+			Library struct{ Scanned bool }
+		}
+		if err := json.Unmarshal(b, &info); err != nil {
+			return err
+		}
+		if info.Library.Scanned {
+			p.scanned = time.Since(p.t0)
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (p *proc) stop() {
+	p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (p *proc) get(path string) ([]byte, error) {
+	resp, err := p.c.Get(p.base + path)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	return b, err
+}
+
+func (p *proc) command(body string) ([]byte, error) {
+	resp, err := p.c.Post(p.base+"/api/command", "application/json", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("command %s: %s: %s", body, resp.Status, b)
+	}
+	return b, err
+}
+
+// folders maps each format to its folder id; in the scan library the
+// playing folders are named zz-bench-FORMAT.
+func (p *proc) folders() (map[string]string, error) {
+	b, err := p.get("/api/library")
+	if err != nil {
+		return nil, err
+	}
+	var lib []struct{ ID, Name string }
+	if err := json.Unmarshal(b, &lib); err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, f := range lib {
+		ids[strings.TrimPrefix(f.Name, "zz-bench-")] = f.ID
+	}
+	for _, f := range formats {
+		if ids[f] == "" {
+			return nil, fmt.Errorf("folder %s not in the library", f)
+		}
+	}
+	return ids, nil
+}
+
+func (p *proc) waitState(state string, limit time.Duration) error {
+	t0 := time.Now()
+	for time.Since(t0) < limit {
+		b, err := p.get("/api/status")
+		if err != nil {
+			return err
+		}
+		var s struct{ State string }
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		if s.State == state {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("state %s not reached within %v", state, limit)
+}
+
+// firstSample stops, notes how many frames the wav holds, sends the folder
+// command and watches the file for the first non-silent frame after that.
+func (p *proc) firstSample(id string) (time.Duration, error) {
+	if _, err := p.command(`{"action":"stop"}`); err != nil {
+		return 0, err
+	}
+	time.Sleep(500 * time.Millisecond)
+	fi, err := os.Stat(p.wav)
+	if err != nil {
+		return 0, err
+	}
+	from := fi.Size()
+	t0 := time.Now()
+	if _, err := p.command(fmt.Sprintf(`{"action":"folder","folder_id":%q}`, id)); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(p.wav)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for time.Since(t0) < 5*time.Second {
+		n, _ := f.ReadAt(buf, from)
+		n -= n % 4
+		for i := 0; i < n; i += 4 {
+			if binary.LittleEndian.Uint16(buf[i:]) != 0 || binary.LittleEndian.Uint16(buf[i+2:]) != 0 {
+				return time.Since(t0), nil
+			}
+		}
+		from += int64(n)
+		time.Sleep(200 * time.Microsecond)
+	}
+	return 0, errors.New("no audible sample within 5 s")
+}
+
+func (p *proc) cpu() float64 { return cpuSeconds(p.cmd.Process.Pid) }
+
+// cpuSeconds is a process's user and system time so far.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
+}
+
+// privateRSS is a process's anonymous resident memory in bytes: its heap and
+// stacks, what it costs beyond its mapped binary, shared libraries and the
+// page cache.
+func privateRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Anonymous:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			sum += kb * 1000
+		}
+	}
+	return sum
+}
