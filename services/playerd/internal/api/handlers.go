@@ -17,10 +17,6 @@ func (h *handler) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
 }
 
-func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.statusBody(h.Player.Status()))
-}
-
 // statusBody is the player status with the parental restrictions and the
 // library scan's progress beside it (GET /api/status, the answer of POST
 // /api/command).

@@ -90,8 +90,9 @@ type Deps struct {
 
 type handler struct {
 	Deps
-	log     *slog.Logger
-	streams streamCounter
+	log         *slog.Logger
+	streams     streamCounter
+	statusCache statusCache
 }
 
 // NewHandler returns the API with its middleware.
@@ -113,7 +114,21 @@ func NewHandler(d Deps) http.Handler {
 	// the request becomes a caller, and the guard applies the protection
 	// rules by path, so routes added under /api/admin/ are covered
 	// without further ado.
-	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(r)))))
+	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status))))))
+}
+
+// polled serves GET /api/status, which apps and the web page poll, past
+// the router: matching its routes copies the request twice, for path
+// variables the status has none of. The route stays in routes (and so in
+// the API reference); other methods meet the router's answer.
+func polled(r http.Handler, status http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/api/status" && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+			status(w, req)
+			return
+		}
+		r.ServeHTTP(w, req)
+	})
 }
 
 // routes is the whole API.

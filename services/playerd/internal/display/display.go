@@ -285,12 +285,31 @@ func (d *Display) refresh(ctx context.Context) error {
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
 		return nil
 	}
+	if d.shown != nil && onlyProgress(d.shown, &v) {
+		// While a track plays, only the progress moves each second: its
+		// area is redrawn and copied, not the whole screen.
+		area := d.r.renderProgress(d.frame, &v)
+		d.shown = &v
+		if rs, ok := d.o.Screen.(RegionScreen); ok {
+			if err := rs.ShowRegion(d.frame, area); err != nil {
+				return fmt.Errorf("display: show frame: %w", err)
+			}
+			return nil
+		}
+		return d.show()
+	}
 	d.targets = d.r.render(d.frame, &v)
 	d.shown = &v
-	if d.o.Screen != nil {
-		if err := d.o.Screen.Show(d.frame); err != nil {
-			return fmt.Errorf("display: show frame: %w", err)
-		}
+	return d.show()
+}
+
+// show copies the whole frame to the screen, if there is one.
+func (d *Display) show() error {
+	if d.o.Screen == nil {
+		return nil
+	}
+	if err := d.o.Screen.Show(d.frame); err != nil {
+		return fmt.Errorf("display: show frame: %w", err)
 	}
 	return nil
 }

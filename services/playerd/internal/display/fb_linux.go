@@ -124,6 +124,14 @@ func (fb *Framebuffer) Show(frame *image.RGBA) error {
 	return fb.p.copy(fb.mem, frame)
 }
 
+// ShowRegion copies the part r of the frame (display.RegionScreen).
+func (fb *Framebuffer) ShowRegion(frame *image.RGBA, r image.Rectangle) error {
+	if fb.mem == nil {
+		return errors.New("framebuffer is closed")
+	}
+	return fb.p.copyRect(fb.mem, frame, r)
+}
+
 // Close unmaps the device and gives the console back its text mode.
 func (fb *Framebuffer) Close() error {
 	var errs []error

@@ -37,31 +37,38 @@ func newPixfmt(vi fbVarScreenInfo, fi fbFixScreenInfo) (pixfmt, error) {
 // the two layouts met in practice: RGB565 (Pi vc4 fbdev) and XRGB8888
 // (virtio-gpu, simplefb at 32 bpp).
 func (p pixfmt) copy(mem []byte, frame *image.RGBA) error {
-	if frame.Rect.Dx() != p.w || frame.Rect.Dy() != p.h {
-		return fmt.Errorf("frame is %v, screen %dx%d", frame.Rect.Size(), p.w, p.h)
+	return p.copyRect(mem, frame, frame.Rect)
+}
+
+// copyRect converts the part r of frame, a frame of the screen's size.
+func (p pixfmt) copyRect(mem []byte, frame *image.RGBA, r image.Rectangle) error {
+	if frame.Rect != image.Rect(0, 0, p.w, p.h) {
+		return fmt.Errorf("frame is %v, screen %dx%d", frame.Rect, p.w, p.h)
 	}
+	r = r.Intersect(frame.Rect)
 	rgb565 := p.bpp == 2 && p.r == (fbBitfield{Offset: 11, Length: 5}) &&
 		p.g == (fbBitfield{Offset: 5, Length: 6}) && p.b == (fbBitfield{Offset: 0, Length: 5})
 	xrgb := p.bpp == 4 && p.r == (fbBitfield{Offset: 16, Length: 8}) &&
 		p.g == (fbBitfield{Offset: 8, Length: 8}) && p.b == (fbBitfield{Offset: 0, Length: 8})
-	for y := 0; y < p.h; y++ {
-		src := frame.Pix[y*frame.Stride : y*frame.Stride+p.w*4]
-		line := mem[p.offset+y*p.stride : p.offset+y*p.stride+p.w*p.bpp]
+	w := r.Dx()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		src := frame.Pix[y*frame.Stride+r.Min.X*4 : y*frame.Stride+r.Max.X*4]
+		line := mem[p.offset+y*p.stride+r.Min.X*p.bpp : p.offset+y*p.stride+r.Max.X*p.bpp]
 		switch {
 		case rgb565:
-			for x := 0; x < p.w; x++ {
+			for x := 0; x < w; x++ {
 				s := src[x*4 : x*4+3 : x*4+3]
 				v := uint16(s[0]>>3)<<11 | uint16(s[1]>>2)<<5 | uint16(s[2]>>3)
 				binary.LittleEndian.PutUint16(line[x*2:], v)
 			}
 		case xrgb:
-			for x := 0; x < p.w; x++ {
+			for x := 0; x < w; x++ {
 				s := src[x*4 : x*4+3 : x*4+3]
 				d := line[x*4 : x*4+4 : x*4+4]
 				d[0], d[1], d[2], d[3] = s[2], s[1], s[0], 0xff
 			}
 		default:
-			for x := 0; x < p.w; x++ {
+			for x := 0; x < w; x++ {
 				s := src[x*4 : x*4+3 : x*4+3]
 				v := pack(s[0], p.r) | pack(s[1], p.g) | pack(s[2], p.b)
 				if p.bpp == 2 {

@@ -105,3 +105,50 @@ func BenchmarkFramebufferCopy(b *testing.B) {
 		})
 	}
 }
+
+// A region copy writes what the whole copy writes inside the region, for
+// every layout, and nothing outside it.
+func TestPixfmtCopyRect(t *testing.T) {
+	frame := image.NewRGBA(image.Rect(0, 0, 7, 5))
+	for i := range frame.Pix {
+		frame.Pix[i] = uint8(i*37 + 11)
+	}
+	area := image.Rect(2, 1, 6, 4)
+	for name, vi := range map[string]fbVarScreenInfo{
+		"rgb565": {XRes: 7, YRes: 5, BitsPerPixel: 16, YOffset: 1, XOffset: 1,
+			Red: fbBitfield{Offset: 11, Length: 5}, Green: fbBitfield{Offset: 5, Length: 6}, Blue: fbBitfield{Length: 5}},
+		"xrgb8888": {XRes: 7, YRes: 5, BitsPerPixel: 32,
+			Red: fbBitfield{Offset: 16, Length: 8}, Green: fbBitfield{Offset: 8, Length: 8}, Blue: fbBitfield{Length: 8}},
+		"xbgr8888 generic": {XRes: 7, YRes: 5, BitsPerPixel: 32,
+			Red: fbBitfield{Length: 8}, Green: fbBitfield{Offset: 8, Length: 8}, Blue: fbBitfield{Offset: 16, Length: 8}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bpp := int(vi.BitsPerPixel / 8)
+			stride := 9 * bpp // padded lines
+			p, err := newPixfmt(vi, fbFixScreenInfo{LineLength: uint32(stride)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := stride * 7
+			whole := bytes.Repeat([]byte{0xee}, size)
+			if err := p.copy(whole, frame); err != nil {
+				t.Fatal(err)
+			}
+			part := bytes.Repeat([]byte{0xee}, size)
+			if err := p.copyRect(part, frame, area); err != nil {
+				t.Fatal(err)
+			}
+			for i := range part {
+				off := i - p.offset
+				x, y := off%stride/bpp, off/stride
+				inside := off >= 0 && image.Pt(x, y).In(area)
+				switch {
+				case inside && part[i] != whole[i]:
+					t.Fatalf("byte %d (pixel %d,%d): %#x, the whole copy wrote %#x", i, x, y, part[i], whole[i])
+				case !inside && part[i] != 0xee:
+					t.Fatalf("byte %d (pixel %d,%d) outside %v written", i, x, y, area)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"reflect"
 	"unicode"
 	"unicode/utf8"
 
@@ -277,16 +278,7 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	}
 	textBox(dst, r.f.body, l.sub, colTextDim, sub, false)
 
-	roundRect(dst, l.progress, 7, colPanel)
-	if p.Dur > 0 {
-		w := l.progress.Dx() * min(p.Pos, p.Dur) / p.Dur
-		if w > 0 {
-			roundRect(dst, image.Rect(l.progress.Min.X, l.progress.Min.Y, l.progress.Min.X+max(w, 14), l.progress.Max.Y), 7, colAccent)
-		}
-		text(dst, r.f.small, l.times.Min.X, l.times.Max.Y-4, colTextDim, clock(p.Pos))
-		d := clock(p.Dur)
-		text(dst, r.f.small, l.times.Max.X-measure(r.f.small, d), l.times.Max.Y-4, colTextDim, d)
-	}
+	r.progress(dst, l, p)
 
 	button := func(rect image.Rectangle, bg color.RGBA) { roundRect(dst, rect, rect.Dx()/2, bg) }
 	button(l.prev, colPanelHi)
@@ -321,6 +313,56 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 		roundRect(dst, image.Rect(l.volBar.Min.X, l.volBar.Min.Y, l.volBar.Min.X+max(w, 18), l.volBar.Max.Y), 9, colAccent)
 	}
 	return ts
+}
+
+// progress draws the progress bar and the times under it, the only part of
+// the playing screen that changes each second; nothing else is drawn on
+// progressArea, so redrawing that area alone (renderProgress) gives the
+// same pixels as a whole frame.
+func (r *renderer) progress(dst *image.RGBA, l playingLayout, p *playingView) {
+	roundRect(dst, l.progress, 7, colPanel)
+	if p.Dur > 0 {
+		w := l.progress.Dx() * min(p.Pos, p.Dur) / p.Dur
+		if w > 0 {
+			roundRect(dst, image.Rect(l.progress.Min.X, l.progress.Min.Y, l.progress.Min.X+max(w, 14), l.progress.Max.Y), 7, colAccent)
+		}
+		text(dst, r.f.small, l.times.Min.X, l.times.Max.Y-4, colTextDim, clock(p.Pos))
+		d := clock(p.Dur)
+		text(dst, r.f.small, l.times.Max.X-measure(r.f.small, d), l.times.Max.Y-4, colTextDim, d)
+	}
+}
+
+// progressArea is where progress draws: the bar and the line of times,
+// with the bar's anti-aliased rim.
+func progressArea(l playingLayout) image.Rectangle {
+	return l.progress.Union(l.times).Inset(-2)
+}
+
+// renderProgress redraws only the progress area of v, a playing screen
+// without overlays, onto a frame that shows v at another position; it
+// returns the area it drew.
+func (r *renderer) renderProgress(dst *image.RGBA, v *view) image.Rectangle {
+	l := layoutPlaying(content(v.Size, v.BatteryLow))
+	area := progressArea(l).Intersect(dst.Rect)
+	sub := dst.SubImage(area).(*image.RGBA)
+	fill(sub, area, colBackground)
+	r.progress(sub, l, &v.Playing)
+	return area
+}
+
+// onlyProgress reports whether the frame of shown becomes that of v by
+// redrawing the progress area alone: both are the playing screen with
+// nothing over it, and they differ in the position only.
+func onlyProgress(shown, v *view) bool {
+	plain := func(v *view) bool {
+		return v.Screen == screenPlaying && !v.Dark && v.Msg == nil && v.Pair == nil && v.Wifi == nil
+	}
+	if !plain(shown) || !plain(v) || shown.Playing.Pos == v.Playing.Pos {
+		return false
+	}
+	moved := *shown
+	moved.Playing.Pos = v.Playing.Pos
+	return reflect.DeepEqual(moved, *v)
 }
 
 func (r *renderer) battery(dst *image.RGBA, size image.Point, msg string) {

@@ -51,6 +51,15 @@ type Screen interface {
 	Close() error
 }
 
+// RegionScreen is a Screen that can also copy a part of the frame (the
+// framebuffer): the playing screen's progress each second, instead of the
+// whole screen.
+type RegionScreen interface {
+	Screen
+	// ShowRegion copies the part r of the frame to the screen.
+	ShowRegion(frame *image.RGBA, r image.Rectangle) error
+}
+
 // TouchSource delivers taps in screen coordinates.
 type TouchSource interface {
 	// NextTap blocks until the next tap. After Close it returns an error.

@@ -3,6 +3,7 @@ package player
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,7 @@ type Player struct {
 	cfg  Config
 	cmds chan request
 
-	snap    atomic.Pointer[Status]
+	snap    atomic.Pointer[snapshot]
 	mu      sync.Mutex
 	changed chan struct{}
 	closed  chan struct{}
@@ -192,7 +193,21 @@ func (p *Player) restoreQueue() {
 }
 
 // Status returns the latest snapshot; it never blocks on the player.
-func (p *Player) Status() Status { return *p.snap.Load() }
+func (p *Player) Status() Status { return p.snap.Load().status() }
+
+// snapshot is a published Status. While a track plays, each period moves
+// only the position: it is stored into the snapshot in place instead of a
+// new snapshot being built.
+type snapshot struct {
+	st  Status
+	pos atomic.Uint64 // math.Float64bits of the position
+}
+
+func (s *snapshot) status() Status {
+	st := s.st
+	st.Position = math.Float64frombits(s.pos.Load())
+	return st
+}
 
 // Changed returns a channel that is closed at the next change of state,
 // track, volume or whole second of position.
@@ -402,7 +417,7 @@ func (p *Player) deviceFailed(err error) {
 
 // publish stores a new snapshot; notify wakes Changed waiters.
 func (p *Player) publish(notify bool) {
-	st := &Status{
+	st := Status{
 		State:     p.state,
 		Backend:   p.cfg.Backend,
 		Queue:     p.queue,
@@ -423,24 +438,31 @@ func (p *Player) publish(notify bool) {
 		st.Position = p.cur.seconds()
 		st.Duration = p.cur.duration
 		if p.cur.remote != nil {
-			p.remoteStatus(st)
+			p.remoteStatus(&st)
 		}
 	}
 	if sec := int(st.Position); sec != p.lastSecond {
 		p.lastSecond = sec
 		notify = true
 	}
-	if old := p.snap.Load(); old != nil {
+	old := p.snap.Load()
+	if old != nil {
 		// A stream changes state and title by itself, not by a command.
-		if old.State != st.State || old.Error != st.Error {
+		if old.st.State != st.State || old.st.Error != st.Error {
 			notify = true
 		}
-		if !sameTitle(old.NowPlaying, st.NowPlaying) {
+		if !sameTitle(old.st.NowPlaying, st.NowPlaying) {
 			notify = true
 			p.cfg.OnNowPlaying(st.NowPlaying)
 		}
 	}
-	p.snap.Store(st)
+	if !notify && old != nil && SamePlayback(old.st, st) {
+		old.pos.Store(math.Float64bits(st.Position))
+		return
+	}
+	next := &snapshot{st: st}
+	next.pos.Store(math.Float64bits(st.Position))
+	p.snap.Store(next)
 	if notify {
 		p.mu.Lock()
 		close(p.changed)

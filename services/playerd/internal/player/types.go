@@ -4,7 +4,11 @@
 // Changed.
 package player
 
-import "github.com/storybox/storybox/services/internal/fault"
+import (
+	"slices"
+
+	"github.com/storybox/storybox/services/internal/fault"
+)
 
 // State is the player state reported in the status.
 type State string
@@ -94,4 +98,28 @@ type Status struct {
 	Jumps uint64 `json:"-"`
 	// Live: a station plays; its duration is null in JSON.
 	Live bool `json:"-"`
+}
+
+// SamePlayback reports whether a and b differ at most in the position: the
+// player then moves the position of its snapshot instead of building
+// another, and GET /api/status writes it into the encoding it has.
+func SamePlayback(a, b Status) bool {
+	return a.State == b.State && a.Backend == b.Backend &&
+		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
+		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
+		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
+		a.Speaking == b.Speaking && a.Error == b.Error && a.Jumps == b.Jumps && a.Live == b.Live
+}
+
+func sameString(a, b *string) bool {
+	return a == b || a != nil && b != nil && *a == *b
+}
+
+// sameQueue: snapshots share their queue until it changes, so comparing
+// the items is rare.
+func sameQueue(a, b []QueueItem) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b)
 }

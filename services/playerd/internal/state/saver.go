@@ -128,11 +128,18 @@ func (sv *Saver) Save(s Saved, u Urgency) {
 	if sv.failed != nil {
 		due = later(due, sv.lastWrite.Add(RetryEvery))
 	}
-	if sv.pending == nil || due.Before(sv.due) {
+	// Run sleeps until the due time of a pending state: it need only hear
+	// of a state when that time is new (the player's report of each second
+	// replaces a pending one and would otherwise wake it every second).
+	rearm := sv.pending == nil || due.Before(sv.due)
+	if rearm {
 		sv.due = due
 	}
 	sv.pending = &s
 	sv.mu.Unlock()
+	if !rearm {
+		return
+	}
 	select {
 	case sv.wake <- struct{}{}:
 	default:

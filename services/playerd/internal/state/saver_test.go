@@ -61,6 +61,40 @@ func TestSaveKeepsTheEarliestDue(t *testing.T) {
 	}
 }
 
+// Run hears of a state only when its due time is new: the player's report
+// of each second replaces a pending state without waking it.
+func TestSaveWakesRunOnlyForANewDue(t *testing.T) {
+	sv := NewSaver(t.TempDir(), nil)
+	sv.lastWrite = time.Now()
+	woken := func() bool {
+		select {
+		case <-sv.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	for i, c := range []struct {
+		u    Urgency
+		want bool
+	}{
+		{Routine, true},  // nothing was pending
+		{Routine, false}, // the next second, due as before
+		{Routine, false},
+		{Urgent, true}, // due sooner
+		{Routine, false},
+		{Urgent, false}, // as soon as the pending one
+	} {
+		sv.Save(Saved{Volume: i}, c.u)
+		if got := woken(); got != c.want {
+			t.Errorf("save %d: woken %v, want %v", i, got, c.want)
+		}
+		if sv.pending.Volume != i {
+			t.Errorf("save %d: pending volume %d", i, sv.pending.Volume)
+		}
+	}
+}
+
 // A queued urgent change reaches the disk through Run without Flush.
 func TestRunWritesUrgentChanges(t *testing.T) {
 	dir := t.TempDir()

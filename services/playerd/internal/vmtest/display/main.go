@@ -2,7 +2,8 @@
 
 // Command display is the /init of the display integration VM (run.sh boots
 // it): on a virtio-gpu framebuffer and a uinput touch device it checks that
-// a frame reaches /dev/fb0 pixel for pixel, that the console is in graphics
+// a frame reaches /dev/fb0 pixel for pixel (also when only the progress of
+// a playing track is copied again), that the console is in graphics
 // mode while the screen is open and back in text mode after, and that a tap
 // injected through uinput is found by -touch auto and ends as a player
 // command. It prints one RESULT line per case and powers the VM off.
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -40,6 +42,7 @@ func main() {
 		fmt.Printf("RESULT setup FAIL %v\n", err)
 	} else {
 		check("framebuffer", testFramebuffer)
+		check("progress", testProgress)
 		check("touch", testTouch)
 	}
 	fmt.Println("RESULT done")
@@ -196,6 +199,86 @@ func testFramebuffer() error {
 	}
 	if m, err := consoleMode(); err != nil || m != 0 {
 		return fmt.Errorf("console mode after close = %d (%v), want KD_TEXT", m, err)
+	}
+	return nil
+}
+
+// playing is a player that plays on the spot: the test sets its position.
+type playing struct {
+	mu  sync.Mutex
+	pos float64
+}
+
+func (p *playing) Status() player.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, name := "f1", "Räuber Hotzenplotz"
+	return player.Status{State: player.Playing, FolderID: &id, Folder: &name,
+		Queue: []player.QueueItem{{ID: "t1", Title: "Kapitel 1"}}, Index: 0, Volume: 30, MaxVolume: 50,
+		Position: p.pos, Duration: 300}
+}
+
+func (p *playing) Do(context.Context, player.Command) (player.Status, error) { return p.Status(), nil }
+
+// testProgress: while a track plays, a second later only the progress area
+// is copied to /dev/fb0 (a pixel marked outside it stays as marked), and
+// the screen then shows the new frame.
+func testProgress() error {
+	fb, err := display.OpenFramebuffer("/dev/fb0", "/dev/tty0")
+	if err != nil {
+		return err
+	}
+	defer fb.Close()
+	p := &playing{pos: 10.5}
+	d, err := display.New(display.Options{Player: p, Screen: fb})
+	if err != nil {
+		return err
+	}
+	if _, err := d.Snapshot(context.Background()); err != nil {
+		return err
+	}
+	stride, err := sysfsInt("stride")
+	if err != nil {
+		return err
+	}
+	dev, err := os.OpenFile("/dev/fb0", os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	mark := []byte{1, 2, 3, 4} // top left, far from the progress bar
+	if _, err := dev.WriteAt(mark, 0); err != nil {
+		return fmt.Errorf("mark: %w", err)
+	}
+	p.mu.Lock()
+	p.pos = 11.5
+	p.mu.Unlock()
+	frame, err := d.Snapshot(context.Background())
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, stride*frame.Rect.Dy())
+	if _, err := dev.ReadAt(raw, 0); err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	if string(raw[:4]) != string(mark) {
+		return errors.New("a pixel outside the progress area was copied again")
+	}
+	bad := 0
+	for y := 0; y < frame.Rect.Dy(); y++ {
+		for x := 0; x < frame.Rect.Dx(); x++ {
+			if x == 0 && y == 0 {
+				continue
+			}
+			i := y*stride + x*4
+			s := frame.Pix[frame.PixOffset(x, y):]
+			if raw[i] != s[2] || raw[i+1] != s[1] || raw[i+2] != s[0] {
+				bad++
+			}
+		}
+	}
+	if bad != 0 {
+		return fmt.Errorf("%d pixels on /dev/fb0 differ from the frame after the progress moved", bad)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ echo "test-display-vm: VM ran $(( $(date +%s) - t0 )) s"
 
 grep -a '^RESULT\|^vmtest' "$log" | tr -d '\r' || true
 grep -aq '^RESULT done' "$log" || { echo "test-display-vm: the VM did not finish; console:"; tail -40 "$log"; exit 1; }
-for c in framebuffer touch; do
+for c in framebuffer progress touch; do
 	grep -aq "^RESULT $c ok" "$log" || { echo "test-display-vm: case $c did not pass"; exit 1; }
 done
 if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
