@@ -144,7 +144,7 @@ bench-flood: build
 # command → first audible sample, idle anonymous RSS. The library is made once
 # into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
 # older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
-# 10 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS=-seconds=10` is quick.
+# 15 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS="-seconds=5 -repeat=1"` is quick.
 BENCH_PACKAGES := sox lame flac vorbis-tools mpd
 BENCH_LIBRARY  ?= 10000
 BENCH_BASELINE ?=

@@ -63,36 +63,44 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 	}
 	pid := m.cmd.Process.Pid
 	for _, f := range formats {
-		if _, err := m.do("stop"); err != nil {
+		var err error
+		cpu[f], err = least(o.repeat, func() (float64, error) {
+			for _, c := range []string{"stop", "clear", fmt.Sprintf("add %q", benchFolder(o, f))} {
+				if _, err := m.do(c); err != nil {
+					return 0, err
+				}
+			}
+			c0 := cpuSeconds(pid)
+			if _, err := m.do("play"); err != nil {
+				return 0, err
+			}
+			if err := m.waitStopped(time.Duration(o.seconds+30) * time.Second); err != nil {
+				return 0, err
+			}
+			return (cpuSeconds(pid) - c0) / float64(o.seconds), nil
+		})
+		if err != nil {
 			return err
 		}
-		if _, err := m.do("clear"); err != nil {
-			return err
-		}
-		if _, err := m.do(fmt.Sprintf("add %q", benchFolder(o, f))); err != nil {
-			return err
-		}
-		c0 := cpuSeconds(pid)
-		if _, err := m.do("play"); err != nil {
-			return err
-		}
-		if err := m.waitStopped(time.Duration(o.seconds+30) * time.Second); err != nil {
-			return err
-		}
-		cpu[f] = (cpuSeconds(pid) - c0) / float64(o.seconds)
 		fmt.Printf("CPU per audio second, %s at %s: %.4f s/s\n", f, label, cpu[f])
 	}
 	if native {
 		return nil
 	}
 
-	c0 := cpuSeconds(pid)
-	for range o.statusN {
-		if _, err := m.status(); err != nil {
-			return err
+	var err error
+	fig.statusUS, err = least(o.repeat, func() (float64, error) {
+		c0 := cpuSeconds(pid)
+		for range o.statusN {
+			if _, err := m.status(); err != nil {
+				return 0, err
+			}
 		}
+		return (cpuSeconds(pid) - c0) / float64(o.statusN) * 1e6, nil
+	})
+	if err != nil {
+		return err
 	}
-	fig.statusUS = (cpuSeconds(pid) - c0) / float64(o.statusN) * 1e6
 	fmt.Printf("server CPU per status command: %.1f µs (%d, one connection)\n", fig.statusUS, o.statusN)
 
 	// Sound is listened for on the FIFO output alone.
