@@ -149,3 +149,41 @@ func TestHomeErrorKeepsTiles(t *testing.T) {
 		t.Errorf("calls = %d, errors = %v", calls, errs)
 	}
 }
+
+// The playing screen shows no tiles: the home model, a copy of the whole
+// library, is not read again while it shows, and is read when the home
+// screen comes back.
+func TestHomeNotReadWhilePlaying(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	p := newFakePlayer(idleStatus())
+	d, clk := newTestDisplay(t, p, func(o *Options) {
+		h := testHome()
+		o.Home = HomeFunc(func(context.Context) (home.Home, error) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			return h, nil
+		})
+	})
+	read := func() int { mu.Lock(); defer mu.Unlock(); return calls }
+	snap(t, d)
+	p.set(func(s *player.Status) { *s = playingStatus() })
+	snap(t, d)
+	if d.shown.Screen != screenPlaying {
+		t.Fatalf("screen %v, want playing", d.shown.Screen)
+	}
+	before := read()
+	for range 5 {
+		clk.add(time.Minute)
+		snap(t, d)
+	}
+	if n := read() - before; n != 0 {
+		t.Errorf("the home model was read %d times while the playing screen showed", n)
+	}
+	p.set(func(s *player.Status) { *s = idleStatus() })
+	snap(t, d)
+	if d.shown.Screen != screenHome || read() == before {
+		t.Errorf("back on the home screen (%v) the model was not read again", d.shown.Screen)
+	}
+}
