@@ -37,10 +37,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// wavPath puts the output file in memory where it can: on a disk, the
-// kernel's writeback made the write calls cost up to 3× the whole process's
-// CPU for stretches of 10-20 s (seen in a CPU profile), which a sound card
-// never does. A box writes to ALSA, MPD here to its null output.
+// wavPath puts the output file in memory where it can, so the disk and the
+// kernel's writeback stay out of the figures: a box writes to ALSA, and MPD
+// here to its null output.
 func wavPath(dir string) string {
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if d, err := os.MkdirTemp("/dev/shm", "perfbench"); err == nil {
