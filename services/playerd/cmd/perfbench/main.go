@@ -194,7 +194,7 @@ func measurePlayerd(o options, bin, dir, media string) (*figures, error) {
 		return nil, err
 	}
 	time.Sleep(2 * time.Second)
-	fig.rssMB = privateRSS(p.cmd.Process.Pid) / 1e6
+	fig.rssMB = anonymousRSS(p.cmd.Process.Pid) / 1e6
 	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
 	return fig, nil
 }

@@ -119,7 +119,7 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 		return err
 	}
 	time.Sleep(2 * time.Second)
-	fig.rssMB = privateRSS(pid) / 1e6
+	fig.rssMB = anonymousRSS(pid) / 1e6
 	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
 	return nil
 }

@@ -238,10 +238,10 @@ func cpuSeconds(pid int) float64 {
 	return (ut + st) / 100 // USER_HZ
 }
 
-// privateRSS is a process's anonymous resident memory in bytes: its heap and
+// anonymousRSS is a process's anonymous resident memory in bytes: its heap and
 // stacks, what it costs beyond its mapped binary, shared libraries and the
 // page cache.
-func privateRSS(pid int) float64 {
+func anonymousRSS(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 	if err != nil {
 		return 0

@@ -61,9 +61,13 @@ func printTable(w io.Writer, o options, before, pd, md *figures) {
 			return strings.Join(s, " / ")
 		}
 	}
+	var mpd48 map[string]float64 // row calls the ratio only when MPD was measured
+	if md != nil {
+		mpd48 = md.cpu
+	}
 	row("CPU s per audio s, MP3 / FLAC / Vorbis (MPD resampling to 48 kHz)",
 		func(f *figures) string { return perFormat(func(fm string) float64 { return f.cpu[fm] }) },
-		cpuRatio(md.cpuOrNil()))
+		cpuRatio(mpd48))
 	if md != nil {
 		row("same, MPD at the file's own rate",
 			func(f *figures) string {
@@ -92,13 +96,6 @@ func printTable(w io.Writer, o options, before, pd, md *figures) {
 	row("play command → first audible sample in the output (min–max; ratio of medians)",
 		func(f *figures) string { return spread(f.first) + " ms" },
 		func() string { return fmt.Sprintf("%.1f", median(pd.first)/median(md.first)) })
-}
-
-func (f *figures) cpuOrNil() map[string]float64 {
-	if f == nil {
-		return nil
-	}
-	return f.cpu
 }
 
 func spread(v []float64) string {
