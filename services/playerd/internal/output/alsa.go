@@ -87,6 +87,7 @@ type pcm interface {
 	Delay() (int, error)
 	Rewind(frames int) (int, error)
 	MaxRewind() int
+	Buffer() int
 	Underruns() int
 	Close() error
 }
@@ -183,8 +184,11 @@ func (s *ALSA) Rewind(frames int) (int, error) {
 	return n, lost(err)
 }
 
-// MaxRewind is the device buffer.
+// MaxRewind is the device buffer, or 0 where the driver cannot rewind.
 func (s *ALSA) MaxRewind() int { return s.pcm.MaxRewind() }
+
+// Capacity is the device buffer, which the player fills in batches (Filled).
+func (s *ALSA) Capacity() int { return s.pcm.Buffer() }
 
 func (s *ALSA) Close() error { return s.pcm.Close() }
 

@@ -42,6 +42,7 @@ func (r *recorder) Delay() (int, error) { return r.delay, nil }
 func (r *recorder) Close() error        { return nil }
 func (r *recorder) Underruns() int      { return 0 }
 func (r *recorder) MaxRewind() int      { return 8 * PeriodFrames }
+func (r *recorder) Buffer() int         { return 8 * PeriodFrames }
 func (r *recorder) Rewind(n int) (int, error) {
 	r.calls = append(r.calls, "rewind")
 	return n, r.err

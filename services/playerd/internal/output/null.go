@@ -24,6 +24,10 @@ func (n *Null) Close() error                    { return nil }
 func (n *Null) Rewind(frames int) (int, error) { return n.p.unwrite(frames), nil }
 
 // MaxRewind is the modelled device's buffer.
-func (n *Null) MaxRewind() int {
+func (n *Null) MaxRewind() int { return n.Capacity() }
+
+// Capacity is the modelled device's buffer, which the player fills in
+// batches as it does an ALSA device's (Filled).
+func (n *Null) Capacity() int {
 	return int(math.Round(float64(n.p.lead) * float64(n.p.rate) / float64(time.Second)))
 }

@@ -26,6 +26,7 @@ func (d discard) Delay() (int, error)     { return 0, nil }
 func (d discard) Underruns() int          { return 0 }
 func (d discard) Rewind(int) (int, error) { return 0, nil }
 func (d discard) MaxRewind() int          { return 0 }
+func (d discard) Buffer() int             { return 0 }
 func (d discard) Close() error            { return nil }
 
 func cpuTime() time.Duration {

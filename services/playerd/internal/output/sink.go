@@ -78,6 +78,25 @@ type Rewinder interface {
 	MaxRewind() int
 }
 
+// Filled is implemented by sinks with a device buffer that the player fills
+// ahead in batches: it writes periods while the buffer has room for one, then
+// sleeps, still taking commands, until FillBatch periods have room. Waking
+// once per batch instead of blocking in Write for every period is most of
+// what playing costs besides decoding: each wakeup costs the Go runtime a
+// timer, a netpoll, waking a second thread and often a burst of its system
+// monitor's polling.
+type Filled interface {
+	Delayer
+	// Capacity is how many frames the device buffer holds.
+	Capacity() int
+}
+
+// FillBatch is how many periods the player writes per wakeup into a Filled
+// sink: half of an eight-period buffer, so at least four periods (85 ms at
+// 48 kHz) are still queued when it wakes, and a command that comes while it
+// sleeps is carried out at once.
+const FillBatch = 4
+
 // Opener opens a sink at rate, or as near to it as the device goes (the
 // sink's Rate says). The player calls it at start, after the device was lost,
 // and when a queue starts whose music has another rate than the open sink;

@@ -39,6 +39,15 @@ type Stream struct {
 	ring  ring     // empty without rew
 	out   [][2]float64
 	gains []float64 // with out, scratch for retakes and fades
+
+	fill     Filled // nil when the sink paces by blocking in Write
+	capacity int    // fill's buffer in frames
+	// held estimates the frames fill holds: held at heldAt plus what was
+	// written since, less what played since, so that the device is asked
+	// (a system call on ALSA) once per batch instead of once per period.
+	// -1 means unknown: ask.
+	held   int
+	heldAt time.Time
 }
 
 // NewStream wraps a sink. It remembers as much audio as the sink says it can
@@ -55,7 +64,36 @@ func NewStream(sink Sink) *Stream {
 	s.ring = newRing(size)
 	size = max(size, PeriodFrames)
 	s.out, s.gains = make([][2]float64, size), make([]float64, size)
+	if f, ok := sink.(Filled); ok && f.Capacity() >= FillBatch*PeriodFrames {
+		s.fill, s.capacity = f, f.Capacity()
+	}
+	s.held = -1
 	return s
+}
+
+// Wait reports how long the player may sleep before it writes the next
+// period: nothing while the sink has room for a period, else until FillBatch
+// periods have room. A sink that is not Filled blocks in Write instead, so
+// the answer is always zero.
+func (s *Stream) Wait(now time.Time) time.Duration {
+	if s.fill == nil {
+		return 0
+	}
+	high := s.capacity - PeriodFrames
+	if s.held >= 0 && s.guess(now) <= high {
+		return 0
+	}
+	s.held, s.heldAt = s.fill.Delay(), now
+	if s.held <= high {
+		return 0
+	}
+	return time.Duration(s.held-(s.capacity-FillBatch*PeriodFrames)) * time.Second / time.Duration(s.rate)
+}
+
+// guess is the estimate of the frames the sink holds at now.
+func (s *Stream) guess(now time.Time) int {
+	played := int(now.Sub(s.heldAt) * time.Duration(s.rate) / time.Second)
+	return max(s.held-played, 0)
 }
 
 // Write plays music: pre scaled by gains (in place), remembered for Retake
@@ -80,11 +118,15 @@ func (s *Stream) write(frames [][2]float64, gains []float64) error {
 		return nil
 	}
 	scale(frames, gains)
+	if s.held >= 0 {
+		s.held += len(frames)
+	}
 	return s.sink.Write(frames)
 }
 
 // Drain blocks until everything written has been heard.
 func (s *Stream) Drain() error {
+	s.held = -1
 	s.ring.reset()
 	return s.sink.Drain()
 }
@@ -124,6 +166,7 @@ func (s *Stream) takeBack(want int) (int, error) {
 // The frames are prepared before the sink gives anything back, so that only
 // the write itself stands between the two.
 func (s *Stream) Retake(target float64, src Source) (bool, error) {
+	s.held = -1
 	n := s.retakable()
 	if n == 0 {
 		return false, nil
@@ -182,6 +225,7 @@ func (s *Stream) regain(n int, target float64) [][2]float64 {
 // sink drops what it holds at once and then plays a fade of the audio that
 // was not heard, taken from src again.
 func (s *Stream) FadeOut(src Source) error {
+	s.held = -1
 	if src != nil {
 		if n := s.retakable(); n > 0 {
 			// Prepared before the sink gives anything back, as for Retake.

@@ -244,8 +244,24 @@ func (p *Player) send(ctx context.Context, r request) (Status, error) {
 func (p *Player) Run(ctx context.Context) error {
 	defer close(p.closed)
 	p.ensureSink()
+	// full wakes the player when a filled device buffer has room for a
+	// batch again; commands are taken meanwhile.
+	full := time.NewTimer(time.Hour)
+	full.Stop()
 	for {
 		if p.audible() && p.out != nil {
+			if wait := p.out.Wait(time.Now()); wait > 0 {
+				full.Reset(wait)
+				select {
+				case r := <-p.cmds:
+					full.Stop()
+					p.handle(r)
+				case <-full.C:
+				case <-ctx.Done():
+					return p.shutdown()
+				}
+				continue
+			}
 			select {
 			case r := <-p.cmds:
 				p.handle(r)
