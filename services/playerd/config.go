@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ import (
 
 // Config is everything playerd is told at start.
 type Config struct {
+	// Procs is how many threads run Go code at once (GOMAXPROCS); 0 leaves
+	// Go's choice, one per core. See the -procs flag.
+	Procs   int
 	Listen  string
 	Media   string
 	Data    string
@@ -110,6 +114,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
 		return fmt.Errorf("-listen %q: port: %v", c.Listen, err)
+	}
+	if c.Procs < 0 {
+		return errors.New("-procs (or PLAYERD_PROCS): want a whole number, 0 or more")
 	}
 	if c.Media == "" {
 		return errors.New("-media is empty")
@@ -210,6 +217,16 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.HAListen, "ha-listen", env("PLAYERD_HA_LISTEN", ":8443"), "address of the home-automation API v1 (HTTPS, Home Assistant); empty: off (env PLAYERD_HA_LISTEN)")
 	fs.BoolVar(&c.HAAdvertise, "ha-mdns", env("PLAYERD_HA_MDNS", "true") == "true", "announce the home-automation API over mDNS as _mupibox._tcp (env PLAYERD_HA_MDNS)")
 	fs.StringVar(&c.MPRIS, "mpris", env("PLAYERD_MPRIS", "off"), "session: desktop media controls and playerctl see the box (MPRIS on the D-Bus session bus); off: not (env PLAYERD_MPRIS)")
+	c.Procs = 1
+	if v, ok := os.LookupEnv("PLAYERD_PROCS"); ok {
+		c.Procs = parseProcs(v)
+	}
+	fs.Func("procs", "threads running Go code at once (GOMAXPROCS); 0: one per core. One is the box's: its work is one player goroutine and short requests, and every further thread is woken to look for work each time one goroutine wakes, which cost 40% of the CPU per status request and 10-15% while playing (docs/performance.md) (env PLAYERD_PROCS, default 1)", func(v string) error {
+		if c.Procs = parseProcs(v); c.Procs < 0 {
+			return errors.New("want a whole number, 0 or more")
+		}
+		return nil
+	})
 	fs.StringVar(&c.MountBoot, "mount-boot", env("PLAYERD_MOUNT_BOOT", ""), "mount the SD card's boot partition read-only at this directory, for -admin-reset-file (gokrazy); empty: don't (env PLAYERD_MOUNT_BOOT)")
 	return fs
 }
@@ -233,6 +250,15 @@ func parseFlags(args []string, help io.Writer) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	return c, nil
+}
+
+// parseProcs reads -procs; -1 stands for a value that is not 0 or more.
+func parseProcs(v string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 func splitList(v string) []string {

@@ -95,7 +95,8 @@ func TestStartExitStatus(t *testing.T) {
 	}
 	box := func(extra ...string) []string {
 		return append([]string{"-listen", "127.0.0.1:0", "-media", t.TempDir(), "-data", t.TempDir(),
-			"-fb", "none", "-touch", "none", "-console", "", "-speech-program", filepath.Join(dir, "none")}, extra...)
+			"-fb", "none", "-touch", "none", "-console", "", "-speech-program", filepath.Join(dir, "none"),
+			"-procs", "0"}, extra...) // 0: the test binary keeps its threads
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -112,6 +113,8 @@ func TestStartExitStatus(t *testing.T) {
 		{"bad listen", box("-listen", "8090"), exitNoRestart, "-listen"},
 		{"bad touch axes", box("-touch-axes", "flip"), exitNoRestart, "-touch-axes"},
 		{"bad mpris", box("-mpris", "on"), exitNoRestart, "-mpris"},
+		{"bad procs", box("-procs", "-2"), exitNoRestart, "-procs"},
+		{"procs not a number", box("-procs", "two"), exitNoRestart, "-procs"},
 		// A data directory that cannot be made is a fault of the disk, not of
 		// the configuration: playerd serves without saving (docs/faults.md).
 		{"data directory cannot be made", box("-data", filepath.Join(notDir, "data")), 0, "data directory"},

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	// The image has no /usr/share/zoneinfo; time zones (the parental rules'
@@ -49,6 +50,9 @@ func start(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("configuration unusable, not restarting", "error", err)
 		return exitNoRestart
+	}
+	if cfg.Procs > 0 {
+		runtime.GOMAXPROCS(cfg.Procs)
 	}
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("playerd stopped", "error", err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -162,7 +163,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	if ln != nil {
 		a.adm.ready = sysinfo.MarkReady("/proc", start)
-		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit())
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit(), "procs", runtime.GOMAXPROCS(0))
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -132,21 +132,77 @@ func run(o options) error {
 
 func measurePlayerd(o options, bin, dir, media string) (*figures, error) {
 	fig := &figures{cpu: map[string]float64{}}
-	p, err := startPlayerd(bin, dir, media)
-	if err != nil {
+	if err := measureServing(o, fig, bin, dir, media); err != nil {
 		return nil, err
+	}
+	if err := measurePlaying(o, fig, bin, dir+"-null", media); err != nil {
+		return nil, err
+	}
+	return fig, nil
+}
+
+// measureServing takes the figures of a playerd writing a WAV file: start and
+// first scan, status CPU, first sample (read from the file), idle memory.
+func measureServing(o options, fig *figures, bin, dir, media string) error {
+	p, err := startPlayerd(bin, dir, media, true)
+	if err != nil {
+		return err
 	}
 	defer p.stop()
 	fig.ready = p.ready
 	if err := p.waitScanned(); err != nil {
-		return nil, err
+		return err
 	}
 	fig.scan = p.scanned
 	fmt.Printf("first API answer %.0f ms, first scan done %.2f s\n", ms(fig.ready), fig.scan.Seconds())
-
 	ids, err := p.folders()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	fig.statusUS, err = least(o.repeat, func() (float64, error) {
+		c0 := p.cpu()
+		for range o.statusN {
+			if _, err := p.get("/api/status"); err != nil {
+				return 0, err
+			}
+		}
+		return (p.cpu() - c0) / float64(o.statusN) * 1e6, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("server CPU per GET /api/status: %.1f µs (%d requests, keep-alive)\n", fig.statusUS, o.statusN)
+
+	for range o.firstN {
+		d, err := p.firstSample(ids["flac"])
+		if err != nil {
+			return err
+		}
+		fig.first = append(fig.first, ms(d))
+	}
+	fmt.Printf("folder command → first audible sample: %s ms\n", joinMS(fig.first))
+	if _, err := p.command(`{"action":"stop"}`); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	fig.rssMB = anonymousRSS(p.cmd.Process.Pid) / 1e6
+	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
+	return nil
+}
+
+// measurePlaying takes the CPU figures of a playerd on the null output.
+func measurePlaying(o options, fig *figures, bin, dir, media string) error {
+	p, err := startPlayerd(bin, dir, media, false)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	if err := p.waitScanned(); err != nil {
+		return err
+	}
+	ids, err := p.folders()
+	if err != nil {
+		return err
 	}
 	for _, f := range formats {
 		fig.cpu[f], err = least(o.repeat, func() (float64, error) {
@@ -163,40 +219,11 @@ func measurePlayerd(o options, bin, dir, media string) (*figures, error) {
 			return (p.cpu() - c0) / float64(o.seconds), nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		fmt.Printf("CPU per audio second, %s: %.4f s/s\n", f, fig.cpu[f])
+		fmt.Printf("CPU per audio second, %s: %.4f s/s (null output)\n", f, fig.cpu[f])
 	}
-
-	fig.statusUS, err = least(o.repeat, func() (float64, error) {
-		c0 := p.cpu()
-		for range o.statusN {
-			if _, err := p.get("/api/status"); err != nil {
-				return 0, err
-			}
-		}
-		return (p.cpu() - c0) / float64(o.statusN) * 1e6, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("server CPU per GET /api/status: %.1f µs (%d requests, keep-alive)\n", fig.statusUS, o.statusN)
-
-	for range o.firstN {
-		d, err := p.firstSample(ids["flac"])
-		if err != nil {
-			return nil, err
-		}
-		fig.first = append(fig.first, ms(d))
-	}
-	fmt.Printf("folder command → first audible sample: %s ms\n", joinMS(fig.first))
-	if _, err := p.command(`{"action":"stop"}`); err != nil {
-		return nil, err
-	}
-	time.Sleep(2 * time.Second)
-	fig.rssMB = anonymousRSS(p.cmd.Process.Pid) / 1e6
-	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
-	return fig, nil
+	return nil
 }
 
 // least runs a CPU measurement n times and keeps the least. On this shared

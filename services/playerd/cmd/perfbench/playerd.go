@@ -50,15 +50,24 @@ func wavPath(dir string) string {
 }
 
 // startPlayerd starts playerd on a fresh data directory (no scan cache) and
-// returns once its API answers.
-func startPlayerd(bin, dir, media string) (*proc, error) {
+// returns once its API answers. With wav its output is a paced WAV file (for
+// the first-sample figure, read from the file), else the null output: a
+// modelled device with the ALSA sink's buffer, filled in batches as a device
+// is, without a file written per period; MPD's figures are on its null output
+// too.
+func startPlayerd(bin, dir, media string, wav bool) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{base: fmt.Sprintf("http://127.0.0.1:%d", port), wav: wavPath(dir), c: &http.Client{Timeout: 10 * time.Second}}
+	p := &proc{base: fmt.Sprintf("http://127.0.0.1:%d", port), c: &http.Client{Timeout: 10 * time.Second}}
+	out := "null"
+	if wav {
+		p.wav = wavPath(dir)
+		out = "wav:" + p.wav
+	}
 	p.cmd = exec.Command(bin, "-listen", fmt.Sprintf("127.0.0.1:%d", port), "-media", media,
-		"-data", filepath.Join(dir, "data"), "-output", "wav:"+p.wav, "-fb", "none", "-console", "",
+		"-data", filepath.Join(dir, "data"), "-output", out, "-fb", "none", "-console", "",
 		"-touch", "none", "-input", "none", "-ha-listen", "", "-ha-mdns=false", "-speech-program", filepath.Join(dir, "none"))
 	p.cmd.Stderr = io.Discard
 	if err := os.MkdirAll(dir, 0o755); err != nil {
