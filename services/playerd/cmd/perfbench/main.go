@@ -104,7 +104,16 @@ func run(o options) error {
 			}
 		}()
 		media = lib
+		if err := warmCache(lib); err != nil {
+			return err
+		}
 	}
+
+	alone, err := decodersAlone(o, media)
+	if err != nil {
+		return fmt.Errorf("decoders alone: %w", err)
+	}
+	fmt.Printf("the decoders alone on these files: %s CPU s per audio s\n", perFormatOf(alone))
 
 	var before *figures
 	if o.baseline != "" {
@@ -127,7 +136,22 @@ func run(o options) error {
 		}
 	}
 	printTable(os.Stdout, o, before, pd, md)
+	var share []string
+	for _, f := range formats {
+		share = append(share, fmt.Sprintf("%.0f %%", 100*alone[f]/pd.cpu[f]))
+	}
+	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis: %s (%s of playerd's figure).\n",
+		perFormatOf(alone), strings.Join(share, " / "))
 	return nil
+}
+
+// perFormatOf prints a figure per format, MP3 / FLAC / Vorbis.
+func perFormatOf(v map[string]float64) string {
+	var s []string
+	for _, f := range formats {
+		s = append(s, fmt.Sprintf("%.4f", v[f]))
+	}
+	return strings.Join(s, " / ")
 }
 
 func measurePlayerd(o options, bin, dir, media string) (*figures, error) {

@@ -46,11 +46,11 @@ func printTable(w io.Writer, o options, before, pd, md *figures) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	perFormat := func(v func(string) float64) string {
-		var s []string
+		m := map[string]float64{}
 		for _, f := range formats {
-			s = append(s, fmt.Sprintf("%.4f", v(f)))
+			m[f] = v(f)
 		}
-		return strings.Join(s, " / ")
+		return perFormatOf(m)
 	}
 	cpuRatio := func(mpd map[string]float64) func() string {
 		return func() string {
