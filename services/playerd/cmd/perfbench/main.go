@@ -224,6 +224,7 @@ func measurePlaying(o options, fig *figures, bin, dir, media string) error {
 	if err := p.waitScanned(); err != nil {
 		return err
 	}
+	settle(p.cmd.Process.Pid)
 	ids, err := p.folders()
 	if err != nil {
 		return err

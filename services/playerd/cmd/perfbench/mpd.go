@@ -62,6 +62,7 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 		cpu, label = fig.cpuNative, "the file's rate"
 	}
 	pid := m.cmd.Process.Pid
+	settle(pid)
 	for _, f := range formats {
 		var err error
 		cpu[f], err = least(o.repeat, func() (float64, error) {

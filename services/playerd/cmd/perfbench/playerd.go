@@ -234,6 +234,21 @@ func (p *proc) firstSample(id string) (time.Duration, error) {
 
 func (p *proc) cpu() float64 { return cpuSeconds(p.cmd.Process.Pid) }
 
+// settle waits until the process is idle (under 10 ms of CPU in a second),
+// at most 60 s: after a first scan of 10,000 tracks the runtime collects
+// and returns the scan's memory for a while, which is not playing's cost.
+func settle(pid int) {
+	prev := cpuSeconds(pid)
+	for range 60 {
+		time.Sleep(time.Second)
+		now := cpuSeconds(pid)
+		if now-prev < 0.01 {
+			return
+		}
+		prev = now
+	}
+}
+
 // cpuSeconds is a process's user and system time so far.
 func cpuSeconds(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
