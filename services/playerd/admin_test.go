@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,7 +69,8 @@ func TestIdleShutdown(t *testing.T) {
 	tick := make(chan time.Time)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); a.idleShutdown(ctx, tick, clk.now) }()
+	var released atomic.Int32
+	go func() { defer close(done); a.idleShutdown(ctx, tick, clk.now, func() { released.Add(1) }) }()
 	defer func() { cancel(); <-done }()
 	step := func(d time.Duration) {
 		clk.add(d)
@@ -93,6 +95,9 @@ func TestIdleShutdown(t *testing.T) {
 	if requested() {
 		t.Fatal("switched off while playing")
 	}
+	if n := released.Load(); n != 0 {
+		t.Errorf("memory released %d times while playing", n)
+	}
 	// Paused: off after ten minutes, not before.
 	if _, err := a.player.Do(ctx, player.Command{Action: player.ActPause}); err != nil {
 		t.Fatal(err)
@@ -101,6 +106,10 @@ func TestIdleShutdown(t *testing.T) {
 	step(8 * time.Minute)
 	if requested() {
 		t.Fatal("switched off before the idle time")
+	}
+	// The first idle tick after playing gave the memory back, once.
+	if n := released.Load(); n != 1 {
+		t.Errorf("memory released %d times after playing stopped, want 1", n)
 	}
 	step(time.Minute)
 	if !requested() {

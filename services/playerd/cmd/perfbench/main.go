@@ -64,6 +64,11 @@ func main() {
 
 var formats = []string{"mp3", "flac", "ogg"}
 
+// idleWait is how long after stopping idle memory is read, for both
+// programs: playerd hands back what playing left behind at its first idle
+// check, which comes every 15 s.
+const idleWait = 20 * time.Second
+
 // figures is what one program measured; a zero field was not measured.
 type figures struct {
 	cpu       map[string]float64 // CPU s per audio s by format
@@ -208,7 +213,7 @@ func measureServing(o options, fig *figures, bin, dir, media string) error {
 	if _, err := p.command(`{"action":"stop"}`); err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(idleWait)
 	fig.rssMB = anonymousRSS(p.cmd.Process.Pid) / 1e6
 	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
 	return nil

@@ -119,7 +119,7 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 	if _, err := m.do("stop"); err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(idleWait)
 	fig.rssMB = anonymousRSS(pid) / 1e6
 	fmt.Printf("idle anonymous RSS: %.1f MB\n", fig.rssMB)
 	return nil
