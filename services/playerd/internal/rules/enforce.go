@@ -294,17 +294,18 @@ func (k *Keeper) step(ctx context.Context, p Player, l look) {
 	}
 }
 
-// finish ends a fade: the volume returns; when the music was ended (done),
-// the rule that ended it has its say.
+// finish ends a fade: when the music was ended (done), the rule that ended
+// it has its say; then the volume returns. In that order, whoever sees the
+// volume back after a pause also sees the rule that paused it.
 func (k *Keeper) finish(ctx context.Context, p Player, done bool) {
 	f := k.fade
 	k.fade = nil
+	if done {
+		k.ended(f.reason)
+	}
 	if st := p.Status(); st.Volume < f.restore {
 		v := float64(f.restore)
 		_, _ = p.Do(ctx, player.Command{Action: player.ActVolume, Value: &v})
-	}
-	if done {
-		k.ended(f.reason)
 	}
 }
 
