@@ -130,8 +130,15 @@ func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	}
 	// go-mp3 reads every frame header at open to build its seek table,
 	// one small read per frame: buffering cuts the system calls.
-	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag), 64<<10))
+	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag), readBuffer))
 }
+
+// readBuffer is what a playing decoder reads from its file at once: several
+// seconds of compressed audio, so that while playing a system call is rare.
+// Each one can wake the Go runtime's system monitor into a burst of polling
+// (docs/performance.md); the FLAC and Vorbis decoders' own reads are 4 KB
+// and a page's few dozen bytes.
+const readBuffer = 64 << 10
 
 // bufferedFile gives a decoder buffered reads while keeping Seek and Close.
 type bufferedFile struct {

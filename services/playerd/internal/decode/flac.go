@@ -124,7 +124,7 @@ func openFLAC(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 		head = append(head, 0x80|flacSeekTable, byte(n>>16), byte(n>>8), byte(n))
 		head = append(head, seek...)
 	}
-	return flac.Decode(newSpliced(head, src, audio, src.size-audio))
+	return flac.Decode(newBufferedFile(newSpliced(head, src, audio, src.size-audio), readBuffer))
 }
 
 // checkStreamInfo refuses values the decoder would trip over.

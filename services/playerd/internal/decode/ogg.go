@@ -140,7 +140,7 @@ func openVorbis(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, beep.Format{}, err
 	}
-	return vorbis.Decode(src)
+	return vorbis.Decode(newBufferedFile(src, readBuffer))
 }
 
 // vorbisMaxBookCost bounds the memory the codebooks may take (about 4 bytes
