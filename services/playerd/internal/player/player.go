@@ -244,51 +244,44 @@ func (p *Player) send(ctx context.Context, r request) (Status, error) {
 func (p *Player) Run(ctx context.Context) error {
 	defer close(p.closed)
 	p.ensureSink()
-	// full wakes the player when a filled device buffer has room for a
-	// batch again; commands are taken meanwhile.
-	full := time.NewTimer(time.Hour)
-	full.Stop()
+	// wake ends a wait that a command may cut short: for room in a filled
+	// device buffer while playing, or for the next try to open the sink.
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
 	for {
-		if p.audible() && p.out != nil {
-			if wait := p.out.Wait(time.Now()); wait > 0 {
-				full.Reset(wait)
+		var wait time.Duration // none: render now while playing, else no deadline
+		switch {
+		case p.out == nil:
+			wait = max(time.Until(p.nextRetry), time.Nanosecond)
+		case p.audible():
+			if wait = p.out.Wait(time.Now()); wait == 0 {
 				select {
 				case r := <-p.cmds:
-					full.Stop()
 					p.handle(r)
-				case <-full.C:
 				case <-ctx.Done():
 					return p.shutdown()
+				default:
+					p.renderPeriod()
+					p.persist(state.Routine)
 				}
 				continue
 			}
-			select {
-			case r := <-p.cmds:
-				p.handle(r)
-			case <-ctx.Done():
-				return p.shutdown()
-			default:
-				p.renderPeriod()
-				p.persist(state.Routine)
-			}
-			continue
 		}
-		var retry <-chan time.Time
-		var t *time.Timer
-		if p.out == nil {
-			t = time.NewTimer(time.Until(p.nextRetry))
-			retry = t.C
+		var woke <-chan time.Time
+		if wait > 0 {
+			wake.Reset(wait)
+			woke = wake.C
 		}
 		select {
 		case r := <-p.cmds:
+			wake.Stop()
 			p.handle(r)
-		case <-retry:
-			p.ensureSink()
+		case <-woke:
+			if p.out == nil {
+				p.ensureSink()
+			}
 		case <-ctx.Done():
 			return p.shutdown()
-		}
-		if t != nil {
-			t.Stop()
 		}
 	}
 }
