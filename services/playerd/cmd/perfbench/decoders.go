@@ -56,6 +56,9 @@ func decodeCPU(path string) (float64, error) {
 	return (processCPU() - c0) / (float64(frames) / float64(format.SampleRate)), nil
 }
 
+// processCPU is this process's CPU time from getrusage, to the microsecond:
+// cpuSeconds reads /proc in 10 ms ticks, coarse beside a FLAC file's 50 ms
+// of decoding.
 func processCPU() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -351,15 +351,7 @@ func (m *mpdProc) stop() {
 		m.conn.Close()
 	}
 	if m.cmd != nil && m.cmd.Process != nil {
-		m.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { m.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			m.cmd.Process.Kill()
-			<-done
-		}
+		stopProcess(m.cmd)
 	}
 	m.fifo.Close()
 }

@@ -117,39 +117,44 @@ func (p *proc) stop() {
 			os.RemoveAll(filepath.Dir(p.wav))
 		}
 	}()
-	p.cmd.Process.Signal(os.Interrupt)
+	stopProcess(p.cmd)
+}
+
+// stopProcess interrupts a started program and waits for it, killing it
+// after 10 s.
+func stopProcess(cmd *exec.Cmd) {
+	cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
+	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
+		cmd.Process.Kill()
 		<-done
 	}
 }
 
 func (p *proc) get(path string) ([]byte, error) {
-	resp, err := p.c.Get(p.base + path)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
-	}
-	return b, err
+	return answer(p.c.Get(p.base + path))
 }
 
 func (p *proc) command(body string) ([]byte, error) {
-	resp, err := p.c.Post(p.base+"/api/command", "application/json", strings.NewReader(body))
+	b, err := answer(p.c.Post(p.base+"/api/command", "application/json", strings.NewReader(body)))
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", body, err)
+	}
+	return b, nil
+}
+
+// answer reads a response's body; anything but 200 is an error.
+func answer(resp *http.Response, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("command %s: %s: %s", body, resp.Status, b)
+		return nil, fmt.Errorf("%s %s: %s: %s", resp.Request.Method, resp.Request.URL.Path, resp.Status, b)
 	}
 	return b, err
 }
