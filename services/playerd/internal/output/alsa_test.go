@@ -223,8 +223,8 @@ func TestNullRewind(t *testing.T) {
 	if d < 7*PeriodFrames-1 || d > 7*PeriodFrames { // nanosecond rounding
 		t.Fatalf("Delay = %d, want 7 periods", d)
 	}
-	if m := n.MaxRewind(); m != 8*PeriodFrames {
-		t.Errorf("MaxRewind = %d, want the modelled 8 periods", m)
+	if m := n.MaxRewind(); m != leadPeriods*PeriodFrames {
+		t.Errorf("MaxRewind = %d, want the modelled %d periods", m, leadPeriods)
 	}
 	if got, _ := n.Rewind(10 * PeriodFrames); got != d {
 		t.Errorf("Rewind took %d, want the %d unheard frames", got, d)

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -36,50 +37,56 @@ func period() ([][2]float64, []float64) {
 }
 
 // A Filled sink is filled until it has no room for a period, then the player
-// may sleep until FillBatch periods have room, and it is asked what it holds
-// once per batch, not once per period: the player wakes about 11 times a
-// second instead of 47, and a device costs one more system call per batch.
+// may sleep until only FillMargin periods are left, and it is asked what it
+// holds once per batch, not once per period: with the ALSA sink's sixteen
+// periods the player wakes about four times a second instead of 47, and a
+// device costs one more system call per batch.
 func TestStreamFillsInBatches(t *testing.T) {
-	sink := &fillSink{capacity: 8 * PeriodFrames}
-	s := NewStream(sink)
-	now := time.Unix(0, 0)
-	periodTime := time.Duration(PeriodFrames) * time.Second / DefaultRate
-	var batches []int
-	writes := 0
-	for range 200 {
-		if wait := s.Wait(now); wait > 0 {
-			batches = append(batches, writes)
-			writes = 0
-			if want, got := sink.held-4*PeriodFrames, int(wait*DefaultRate/time.Second); got < want-1 || got > want {
-				t.Fatalf("wait %v with %d frames held, want until %d have played", wait, sink.held, want)
+	for _, periods := range []int{16, 8, FillMargin + 1} {
+		t.Run(fmt.Sprint(periods, " periods"), func(t *testing.T) {
+			sink := &fillSink{capacity: periods * PeriodFrames}
+			s := NewStream(sink)
+			now := time.Unix(0, 0)
+			periodTime := time.Duration(PeriodFrames) * time.Second / DefaultRate
+			var batches []int
+			writes := 0
+			for range 400 {
+				if wait := s.Wait(now); wait > 0 {
+					batches = append(batches, writes)
+					writes = 0
+					if want, got := sink.held-FillMargin*PeriodFrames, int(wait*DefaultRate/time.Second); got < want-1 || got > want {
+						t.Fatalf("wait %v with %d frames held, want until %d have played", wait, sink.held, want)
+					}
+					now = now.Add(wait)
+					sink.play(wait)
+					continue
+				}
+				pre, gains := period()
+				if err := s.Write(pre, gains); err != nil {
+					t.Fatal(err)
+				}
+				writes++
+				if sink.held > sink.capacity {
+					t.Fatalf("%d frames written into a buffer of %d", sink.held, sink.capacity)
+				}
+				// Rendering takes a tenth of a period.
+				now = now.Add(periodTime / 10)
+				sink.play(periodTime / 10)
 			}
-			now = now.Add(wait)
-			sink.play(wait)
-			continue
-		}
-		pre, gains := period()
-		if err := s.Write(pre, gains); err != nil {
-			t.Fatal(err)
-		}
-		writes++
-		if sink.held > sink.capacity {
-			t.Fatalf("%d frames written into a buffer of %d", sink.held, sink.capacity)
-		}
-		// Rendering takes a tenth of a period.
-		now = now.Add(periodTime / 10)
-		sink.play(periodTime / 10)
-	}
-	if len(batches) < 10 {
-		t.Fatalf("batches %v", batches)
-	}
-	for _, n := range batches[1:] {
-		if n != FillBatch && n != FillBatch+1 {
-			t.Errorf("batches of %v periods, want %d (one more when rendering let a period play)", batches, FillBatch)
-			break
-		}
-	}
-	if sink.asked > len(batches)+1 {
-		t.Errorf("asked the device %d times in %d batches", sink.asked, len(batches))
+			if len(batches) < 10 {
+				t.Fatalf("batches %v", batches)
+			}
+			batch := periods - FillMargin
+			for _, n := range batches[1:] {
+				if n != batch && n != batch+1 {
+					t.Errorf("batches of %v periods, want %d (one more when rendering let a period play)", batches, batch)
+					break
+				}
+			}
+			if sink.asked > len(batches)+1 {
+				t.Errorf("asked the device %d times in %d batches", sink.asked, len(batches))
+			}
+		})
 	}
 }
 

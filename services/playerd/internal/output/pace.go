@@ -14,8 +14,9 @@ type pacer struct {
 	sleep   func(time.Duration)
 }
 
-// leadPeriods models a device buffer of eight periods, as the ALSA sink uses.
-const leadPeriods = 8
+// leadPeriods models a device buffer of sixteen periods, as the ALSA sink
+// asks for.
+const leadPeriods = 16
 
 func newPacer(rate int) *pacer {
 	p := &pacer{rate: rate, now: time.Now, sleep: time.Sleep}

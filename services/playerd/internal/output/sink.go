@@ -80,9 +80,9 @@ type Rewinder interface {
 
 // Filled is implemented by sinks with a device buffer that the player fills
 // ahead in batches: it writes periods while the buffer has room for one, then
-// sleeps, still taking commands, until FillBatch periods have room. Waking
-// once per batch instead of blocking in Write for every period is most of
-// what playing costs besides decoding: each wakeup costs the Go runtime a
+// sleeps, still taking commands, until only FillMargin periods are left.
+// Waking once per batch instead of blocking in Write for every period is most
+// of what playing costs besides decoding: each wakeup costs the Go runtime a
 // timer, a netpoll, waking a second thread and often a burst of its system
 // monitor's polling.
 type Filled interface {
@@ -91,11 +91,12 @@ type Filled interface {
 	Capacity() int
 }
 
-// FillBatch is how many periods the player writes per wakeup into a Filled
-// sink: half of an eight-period buffer, so at least four periods (85 ms at
-// 48 kHz) are still queued when it wakes, and a command that comes while it
-// sleeps is carried out at once.
-const FillBatch = 4
+// FillMargin is how many periods a Filled sink still holds when the player
+// wakes to fill it: 85 ms at 48 kHz, the cushion against a late wakeup. The
+// rest of the buffer is one batch: twelve periods of a sixteen-period buffer
+// (the ALSA sink asks for sixteen), so the player wakes about four times a
+// second, and a command that comes while it sleeps is carried out at once.
+const FillMargin = 4
 
 // Opener opens a sink at rate, or as near to it as the device goes (the
 // sink's Rate says). The player calls it at start, after the device was lost,

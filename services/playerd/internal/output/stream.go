@@ -64,7 +64,7 @@ func NewStream(sink Sink) *Stream {
 	s.ring = newRing(size)
 	size = max(size, PeriodFrames)
 	s.out, s.gains = make([][2]float64, size), make([]float64, size)
-	if f, ok := sink.(Filled); ok && f.Capacity() >= FillBatch*PeriodFrames {
+	if f, ok := sink.(Filled); ok && f.Capacity() > FillMargin*PeriodFrames {
 		s.fill, s.capacity = f, f.Capacity()
 	}
 	s.held = -1
@@ -72,8 +72,8 @@ func NewStream(sink Sink) *Stream {
 }
 
 // Wait reports how long the player may sleep before it writes the next
-// period: nothing while the sink has room for a period, else until FillBatch
-// periods have room. A sink that is not Filled blocks in Write instead, so
+// period: nothing while the sink has room for a period, else until it holds
+// only FillMargin periods. A sink that is not Filled blocks in Write instead, so
 // the answer is always zero.
 func (s *Stream) Wait(now time.Time) time.Duration {
 	if s.fill == nil {
@@ -87,7 +87,10 @@ func (s *Stream) Wait(now time.Time) time.Duration {
 	if s.held <= high {
 		return 0
 	}
-	return time.Duration(s.held-(s.capacity-FillBatch*PeriodFrames)) * time.Second / time.Duration(s.rate)
+	// Rounded up: waking a nanosecond early would find the buffer a frame
+	// too full and sleep again.
+	frames := time.Duration(s.held - FillMargin*PeriodFrames)
+	return (frames*time.Second + time.Duration(s.rate) - 1) / time.Duration(s.rate)
 }
 
 // guess is the estimate of the frames the sink holds at now.

@@ -43,7 +43,8 @@ type Config struct {
 	Rate         int      // the rate wanted; the nearest offered is taken [48000]
 	PeriodFrames int      // the period wanted; the nearest offered is taken [1024]
 	MinPeriods   int      // fewest periods in the buffer [8]
-	MaxPeriods   int      // most periods in the buffer [16]
+	MaxPeriods   int      // most periods in the buffer; the most the device allows up to this is taken [16]
+	StartPeriods int      // periods written before the device starts, at most the buffer [8]
 }
 
 func (c Config) withDefaults() Config {
@@ -62,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPeriods < c.MinPeriods {
 		c.MaxPeriods = max(16, c.MinPeriods)
+	}
+	if c.StartPeriods <= 0 {
+		c.StartPeriods = 8
 	}
 	return c
 }
@@ -173,12 +177,15 @@ func (p *PCM) setup(cfg Config) error {
 	if err != nil {
 		return p.errorf("%w: no usable period size: %w", ErrUnsupported, err)
 	}
-	// The fewest periods in range: enough cushion, and Drop discards less.
+	// The most periods in range: the player fills the buffer in batches and
+	// keeps a few periods queued when it wakes, so the deeper the buffer, the
+	// fewer its wakeups; a retake makes a command heard within a period
+	// whatever the depth.
 	periods := uint32(cfg.MinPeriods)
 	try := hp
 	try.setRange(paramPeriods, periods, uint32(cfg.MaxPeriods))
 	if refine(p.c, &try) == nil {
-		periods, _ = try.bounds(paramPeriods)
+		_, periods = try.bounds(paramPeriods)
 	}
 	if _, err := near(p.c, &hp, paramPeriods, periods); err != nil {
 		return p.errorf("%w: no usable period count: %w", ErrUnsupported, err)
@@ -207,9 +214,11 @@ func (p *PCM) setup(cfg Config) error {
 
 	sp := swParams{
 		availMin: uint(p.period),
-		// Start only once the buffer is full, for the most cushion against
-		// scheduling hiccups; Drain starts a stream that never filled up.
-		startThreshold: uint(p.buffer),
+		// Start once StartPeriods are written: cushion enough against
+		// scheduling hiccups while the player writes the rest of the buffer,
+		// and the first sound does not wait for a deep buffer's worth of
+		// decoding; Drain starts a stream that never got that far.
+		startThreshold: uint(min(p.buffer, cfg.StartPeriods*p.period)),
 		stopThreshold:  uint(p.buffer),
 		// A silence size of at least the boundary makes the kernel zero
 		// whatever has been played. Without it, an underrun replays stale

@@ -29,16 +29,17 @@ func TestNegotiate(t *testing.T) {
 		period  int
 		periods int
 	}{
-		{"prefers S32 at 48k", func(*fakeConn) {}, S32LE, 48000, 1024, 8},
-		{"S16 only", func(f *fakeConn) { f.formats = []Format{S16LE} }, S16LE, 48000, 1024, 8},
-		{"24 bits packed over 16", func(f *fakeConn) { f.formats = []Format{S16LE, S24Packed} }, S24Packed, 48000, 1024, 8},
-		{"24 bits padded over packed", func(f *fakeConn) { f.formats = []Format{S24Packed, S24LE, S16LE} }, S24LE, 48000, 1024, 8},
-		{"nearest rate below", func(f *fakeConn) { f.rates = []uint32{44100, 96000} }, S32LE, 44100, 1024, 8},
-		{"nearest rate above", func(f *fakeConn) { f.rates = []uint32{8000, 32000, 50000} }, S32LE, 50000, 1024, 8},
-		{"period floor", func(f *fakeConn) { f.periodMin = 2048 }, S32LE, 48000, 2048, 8},
-		{"period ceiling", func(f *fakeConn) { f.periodMx = 512 }, S32LE, 48000, 512, 8},
+		{"prefers S32 at 48k", func(*fakeConn) {}, S32LE, 48000, 1024, 16},
+		{"S16 only", func(f *fakeConn) { f.formats = []Format{S16LE} }, S16LE, 48000, 1024, 16},
+		{"24 bits packed over 16", func(f *fakeConn) { f.formats = []Format{S16LE, S24Packed} }, S24Packed, 48000, 1024, 16},
+		{"24 bits padded over packed", func(f *fakeConn) { f.formats = []Format{S24Packed, S24LE, S16LE} }, S24LE, 48000, 1024, 16},
+		{"nearest rate below", func(f *fakeConn) { f.rates = []uint32{44100, 96000} }, S32LE, 44100, 1024, 16},
+		{"nearest rate above", func(f *fakeConn) { f.rates = []uint32{8000, 32000, 50000} }, S32LE, 50000, 1024, 16},
+		{"period floor", func(f *fakeConn) { f.periodMin = 2048 }, S32LE, 48000, 2048, 16},
+		{"period ceiling", func(f *fakeConn) { f.periodMx = 512 }, S32LE, 48000, 512, 16},
 		{"few periods", func(f *fakeConn) { f.periodsMx = 4 }, S32LE, 48000, 1024, 4},
-		{"many periods", func(f *fakeConn) { f.periodsMin = 12 }, S32LE, 48000, 1024, 12},
+		{"many periods", func(f *fakeConn) { f.periodsMin = 12 }, S32LE, 48000, 1024, 16},
+		{"as many periods as the device takes", func(f *fakeConn) { f.periodsMx = 10 }, S32LE, 48000, 1024, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
@@ -51,7 +52,7 @@ func TestNegotiate(t *testing.T) {
 			if ch, _ := f.chosen.value(paramChannels); ch != 2 {
 				t.Errorf("channels = %d", ch)
 			}
-			if f.sw.availMin != uint(p.Period()) || f.sw.startThreshold != uint(p.Buffer()) || f.sw.stopThreshold != uint(p.Buffer()) {
+			if f.sw.availMin != uint(p.Period()) || f.sw.startThreshold != uint(min(p.Buffer(), 8*p.Period())) || f.sw.stopThreshold != uint(p.Buffer()) {
 				t.Errorf("sw params %+v", f.sw)
 			}
 			if f.sw.silenceSize < 1<<62 || f.sw.silenceThreshold != 0 {
