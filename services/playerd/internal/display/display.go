@@ -169,6 +169,7 @@ func (d *Display) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	changed := d.changes() // before the frame: a change after it is not missed
 	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err)
 	}
@@ -193,9 +194,11 @@ func (d *Display) Run(ctx context.Context) error {
 				return nil
 			case <-feed:
 			case <-d.wake:
+			case <-changed:
 			case <-timer.C:
 			}
 		}
+		changed = d.changes()
 		if err := d.refresh(ctx); err != nil {
 			d.o.OnError(err)
 		}
@@ -246,8 +249,8 @@ func (d *Display) poke() {
 }
 
 // nextWake is when the screen may change without anyone saying so: the
-// message expires, the clock of the playing track moves on, the home model
-// is due for a re-read.
+// message expires, the clock of the playing track moves on (unless the
+// player says so itself: changer), the home model is due for a re-read.
 func (d *Display) nextWake() time.Duration {
 	now := d.o.Now()
 	wait := d.o.HomeEvery
@@ -267,7 +270,7 @@ func (d *Display) nextWake() time.Duration {
 			wait = min(wait, p.Until.Sub(now))
 		}
 	}
-	if playing && d.o.Player.Status().State == player.Playing {
+	if _, follows := d.o.Player.(changer); playing && !follows && d.o.Player.Status().State == player.Playing {
 		wait = min(wait, time.Second-time.Duration(now.Nanosecond())%time.Second)
 	}
 	return max(wait, 10*time.Millisecond)

@@ -2,10 +2,14 @@ package display
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -146,6 +150,74 @@ func BenchmarkPlayingSecond(b *testing.B) {
 			if err := fb.copyRect(mem, d.frame, area); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// followedPlayer is a fakePlayer that says when its status changed, as the
+// player engine does, with a position that moves without an event, as the
+// engine's does; it counts the screen's looks at it.
+type followedPlayer struct {
+	*fakePlayer
+	looks   atomic.Int64
+	cmu     sync.Mutex
+	changed chan struct{}
+}
+
+func (p *followedPlayer) Status() player.Status {
+	p.looks.Add(1)
+	return p.fakePlayer.Status()
+}
+
+func (p *followedPlayer) Changed() <-chan struct{} {
+	p.cmu.Lock()
+	defer p.cmu.Unlock()
+	return p.changed
+}
+
+func (p *followedPlayer) moveTo(position float64) {
+	p.mu.Lock()
+	p.st.Position = position
+	p.mu.Unlock()
+	p.cmu.Lock()
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.cmu.Unlock()
+}
+
+// TestClockFollowsThePlayer: with a player that says when its position
+// reaches the next second, the screen does not wake every second by itself
+// while a track plays (each wakeup of the process costs a box more than the
+// redraw), and the player's next second redraws the progress.
+func TestClockFollowsThePlayer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &followedPlayer{fakePlayer: newFakePlayer(playingStatus()), changed: make(chan struct{})}
+		scr := &regionScreen{size: image.Pt(800, 480)}
+		d, _ := newTestDisplay(t, p, func(o *Options) { o.Screen, o.Events, o.HomeEvery = scr, p.feed, time.Hour })
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go d.Run(ctx)
+		synctest.Wait()
+		shown := func() (whole, region int) {
+			scr.mu.Lock()
+			defer scr.mu.Unlock()
+			return scr.whole, scr.region
+		}
+		if whole, _ := shown(); whole != 1 {
+			t.Fatalf("%d whole frames at start, want 1", whole)
+		}
+
+		looks := p.looks.Load()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if n := p.looks.Load() - looks; n != 0 {
+			t.Errorf("the screen looked at the player %d times in 10 s of playing on its own", n)
+		}
+
+		p.moveTo(p.fakePlayer.Status().Position + 1)
+		synctest.Wait()
+		if whole, region := shown(); whole != 1 || region != 1 {
+			t.Errorf("the player's next second showed %d whole frames and %d regions, want 1 and 1", whole, region)
 		}
 	})
 }

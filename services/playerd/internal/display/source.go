@@ -18,6 +18,24 @@ type Player interface {
 	Do(ctx context.Context, cmd player.Command) (player.Status, error)
 }
 
+// changer is a Player that says when its status changed, the position's
+// whole second included, as the player engine does. The screen then moves
+// its clock with the player's wakeups instead of waking every second on its
+// own: on a box that plays, each wakeup of the process costs more than the
+// redraw.
+type changer interface {
+	Changed() <-chan struct{}
+}
+
+// changes is closed at the player's next change; nil (never) for a player
+// that does not say.
+func (d *Display) changes() <-chan struct{} {
+	if c, ok := d.o.Player.(changer); ok {
+		return c.Changed()
+	}
+	return nil
+}
+
 // Feed is the box's event feed (*events.Bus). The screen redraws when an
 // event arrives, whatever its kind, and publishes the messages it shows
 // and clears.
