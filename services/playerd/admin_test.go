@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,7 +71,9 @@ func TestIdleShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var released atomic.Int32
-	go func() { defer close(done); a.idleShutdown(ctx, tick, clk.now, func() { released.Add(1) }) }()
+	var retained atomic.Uint64
+	mem := heapMemory{retained: retained.Load, release: func() { released.Add(1); retained.Store(0) }}
+	go func() { defer close(done); a.idleShutdown(ctx, tick, clk.now, mem) }()
 	defer func() { cancel(); <-done }()
 	step := func(d time.Duration) {
 		clk.add(d)
@@ -124,4 +127,39 @@ func TestIdleShutdown(t *testing.T) {
 	if requested() {
 		t.Error("switched off with idle shutdown 0")
 	}
+
+	// Idle with more heap to give back than releaseAbove (short plays no
+	// check saw, an upload, a scan): released at the next check, once.
+	retained.Store(releaseAbove + 1)
+	step(time.Minute)
+	step(time.Minute)
+	if n := released.Load(); n != 2 {
+		t.Errorf("memory released %d times with %d bytes to give back, want 2", n, releaseAbove+1)
+	}
+	retained.Store(releaseAbove)
+	step(time.Minute)
+	if n := released.Load(); n != 2 {
+		t.Errorf("memory released %d times with only %d bytes to give back, want 2", n, releaseAbove)
+	}
 }
+
+// The heap a release would give back is read from the runtime: garbage
+// left by allocations shows, and a release takes it away.
+func TestRetainedHeap(t *testing.T) {
+	debug.FreeOSMemory()
+	before := retainedHeap()
+	for range 64 {
+		heapSink = make([]byte, 64<<10) // each replaces the last: 4 MB of garbage
+	}
+	heapSink = nil
+	after := retainedHeap()
+	if after < before+2<<20 {
+		t.Errorf("4 MB of garbage: retained %d bytes, was %d", after, before)
+	}
+	debug.FreeOSMemory()
+	if got := retainedHeap(); got+2<<20 > after {
+		t.Errorf("after a release %d bytes retained, was %d", got, after)
+	}
+}
+
+var heapSink []byte

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"runtime/debug"
+	"runtime/metrics"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -16,7 +17,39 @@ const idleEvery = 15 * time.Second
 func (a *app) runIdleShutdown(ctx context.Context) {
 	t := time.NewTicker(idleEvery)
 	defer t.Stop()
-	a.idleShutdown(ctx, t.C, time.Now, debug.FreeOSMemory)
+	a.idleShutdown(ctx, t.C, time.Now, heapMemory{retained: retainedHeap, release: debug.FreeOSMemory})
+}
+
+// heapMemory is what idle shutdown knows of the Go heap: how much of it a
+// release would give back to the system, and the release.
+type heapMemory struct {
+	retained func() uint64
+	release  func()
+}
+
+// releaseAbove is how much retained heap an idle box gives back at its next
+// check even when no check saw it play: a few short plays, an upload or a
+// scan leave as much behind as an hour of music, and the runtime's forced
+// collection comes only every two minutes.
+const releaseAbove = 2 << 20
+
+// retainedHeap is the heap a release would give back: spans free but not
+// yet returned, and objects allocated since the last collection beyond what
+// it found live (garbage, mostly, on an idle box).
+func retainedHeap() uint64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	metrics.Read(s)
+	for _, v := range s {
+		if v.Value.Kind() != metrics.KindUint64 {
+			return 0 // a runtime without these: the checks that saw playing still release
+		}
+	}
+	free, objects, live := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	return free + objects - min(objects, live)
 }
 
 // idleShutdown switches the box off after the settings' minutes in which
@@ -24,12 +57,13 @@ func (a *app) runIdleShutdown(ctx context.Context) {
 // would: through the power request, which saves the state first and on a
 // development machine only logs. tick paces it; now tells the time.
 //
-// At the first tick that finds the player idle after playing it also calls
-// release (debug.FreeOSMemory): what playing left behind (decoders' frames,
-// a prefetched track) would otherwise stay until the runtime's forced
+// At the first tick that finds the player idle after playing, or idle with
+// more than releaseAbove of heap to give back, it also releases memory
+// (debug.FreeOSMemory): what playing left behind (decoders' frames, a
+// prefetched track) would otherwise stay until the runtime's forced
 // collection, every two minutes on a box that allocates nothing while idle,
 // and a box is idle most of the day.
-func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func() time.Time, release func()) {
+func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func() time.Time, mem heapMemory) {
 	since := now()
 	played := false
 	for {
@@ -44,8 +78,8 @@ func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func(
 			played = true
 			continue
 		}
-		if played {
-			release()
+		if played || mem.retained() > releaseAbove {
+			mem.release()
 			played = false
 		}
 		limit := time.Duration(a.settings.Get().Power.IdleShutdownMinutes) * time.Minute
