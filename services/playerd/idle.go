@@ -28,9 +28,8 @@ type heapMemory struct {
 }
 
 // releaseAbove is how much retained heap an idle box gives back at its next
-// check even when no check saw it play: a few short plays, an upload or a
-// scan leave as much behind as an hour of music, and the runtime's forced
-// collection comes only every two minutes.
+// check, whatever left it: an hour of music, a few short plays no check saw,
+// an upload, a scan. Below it a release would cost a collection for little.
 const releaseAbove = 2 << 20
 
 // retainedHeap is the heap a release would give back: spans free but not
@@ -45,7 +44,7 @@ func retainedHeap() uint64 {
 	metrics.Read(s)
 	for _, v := range s {
 		if v.Value.Kind() != metrics.KindUint64 {
-			return 0 // a runtime without these: the checks that saw playing still release
+			return 0 // a runtime without these: the forced collection releases
 		}
 	}
 	free, objects, live := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
@@ -57,15 +56,13 @@ func retainedHeap() uint64 {
 // would: through the power request, which saves the state first and on a
 // development machine only logs. tick paces it; now tells the time.
 //
-// At the first tick that finds the player idle after playing, or idle with
-// more than releaseAbove of heap to give back, it also releases memory
-// (debug.FreeOSMemory): what playing left behind (decoders' frames, a
-// prefetched track) would otherwise stay until the runtime's forced
-// collection, every two minutes on a box that allocates nothing while idle,
-// and a box is idle most of the day.
+// A tick that finds the player idle with more than releaseAbove of heap to
+// give back also releases it (debug.FreeOSMemory): what playing left behind
+// (decoders' frames, a prefetched track) would otherwise stay until the
+// runtime's forced collection, every two minutes on a box that allocates
+// nothing while idle, and a box is idle most of the day.
 func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func() time.Time, mem heapMemory) {
 	since := now()
-	played := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,12 +72,10 @@ func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func(
 		st := a.player.Status()
 		if st.State == player.Playing || st.Speaking {
 			since = now()
-			played = true
 			continue
 		}
-		if played || mem.retained() > releaseAbove {
+		if mem.retained() > releaseAbove {
 			mem.release()
-			played = false
 		}
 		limit := time.Duration(a.settings.Get().Power.IdleShutdownMinutes) * time.Minute
 		if limit <= 0 || now().Sub(since) < limit {
