@@ -128,8 +128,8 @@ func TestAdminAPIMatchesReference(t *testing.T) {
 	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3, 3}}); err != nil {
 		t.Fatal(err)
 	}
-	base, stop := startBoxWith(t, media, data, func(c *Config) {
-		c.Uploads = library.Limits{File: 200 << 10, Request: 300 << 10, Cover: 64 << 10, MinFree: 0}
+	base, stop := startBoxWith(t, media, data, func(c *setup) {
+		c.uploads = library.Limits{File: 200 << 10, Request: 300 << 10, Cover: 64 << 10, MinFree: 0}
 	})
 	defer stop()
 	router := docRouter(t)
@@ -277,10 +277,7 @@ func dirTree(t *testing.T, dir string) []string {
 // leaves nothing on disk, temporary files included, also when a good file
 // came before it in the same request.
 func TestUploadOfNonAudioLeavesNothing(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {1}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {1}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	before := dirTree(t, media)
@@ -361,10 +358,7 @@ func TestLibraryManagementStaysInsideTheMediaRoot(t *testing.T) {
 // A backup restored into a fresh data directory reproduces the settings,
 // the navigation and the resume points exactly; secrets stay behind.
 func TestBackupRestoredIntoAFreshBox(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {20, 20}, "Hoerspiele/Folge B": {20}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {20, 20}, "Hoerspiele/Folge B": {20}})
 	dataA := t.TempDir()
 	a, stopA := startBox(t, media, dataA)
 	jar, _ := cookiejar.New(nil)
@@ -560,10 +554,7 @@ func mapsEqualStr(a, b map[string]string) bool {
 // A lower maximum lowers a louder volume at once; /api/info follows; the
 // voice and the screen take the settings without a restart.
 func TestSettingsApplyAtOnce(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {20}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {20}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	id := library.ID("Hoerspiele/Folge A")
@@ -597,10 +588,7 @@ func TestSettingsApplyAtOnce(t *testing.T) {
 // A renamed folder keeps its resume point and its place in the
 // navigation; a deleted one takes its resume point along.
 func TestRenameCarriesResumeAndNavigation(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {20, 20}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {20, 20}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	old := library.ID("Hoerspiele/Folge A")
@@ -644,8 +632,8 @@ func TestPowerSavesStateFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	rebooted := make(chan []byte, 1)
-	base, stop := startBoxWith(t, media, data, func(c *Config) {
-		c.Reboot = func(context.Context) error {
+	base, stop := startBoxWith(t, media, data, func(c *setup) {
+		c.reboot = func(context.Context) error {
 			state, _ := os.ReadFile(filepath.Join(data, "state.json"))
 			rebooted <- state
 			return nil

@@ -22,16 +22,13 @@ import (
 // an upload in the library, the other sections loading real data, both
 // languages, logout, and a session ending under the page's feet.
 func TestAdminPageInChromium(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {2}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2}})
 	haLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	netd := fakeNetd(t)
-	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.Net, c.HAListener = netd, haLn })
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.Net, c.haListener = netd, haLn })
 	defer stop()
 
 	files := t.TempDir()

@@ -14,7 +14,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // The admin page's sections beyond the first set, in a real headless
@@ -24,16 +23,13 @@ import (
 // showing the box's refusal of a bad input next to the field, changing
 // nothing; then the connection lost and found again.
 func TestAdminPageSectionsInChromium(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {2}, "Hoerspiele/Folge B": {2}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2}, "Hoerspiele/Folge B": {2}})
 	rs := newRadioServer(t)
 	devs := inputtest.New()
-	clock := &fakeClock{t: time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)}
-	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) {
-		c.StreamAllowLoopback = true
-		c.InputDevices, c.InputRescan, c.CardClock = devs, 5*time.Millisecond, clock.now
+	clock := testClock(time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC))
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) {
+		c.allowLoopback = true
+		c.inputDevices, c.inputRescan, c.clock = devs, 5*time.Millisecond, clock
 	})
 	defer stop()
 	devs.Plug("/dev/input/event1", inputtest.Keyboard)
@@ -176,7 +172,7 @@ func TestAdminPageSectionsInChromium(t *testing.T) {
 	if m := admin("/api/admin/cards").body["cards"].(map[string]any)["0004921380"]; m == nil || m.(map[string]any)["folder_id"] != folderA {
 		t.Fatalf("the card's mapping after the page's save: %v", m)
 	}
-	clock.add(cards.Repeat)
+	clock.Advance(cards.Repeat)
 	typeCard("0004921380")
 	waitUntil(t, "the card's read", 10*time.Second, func() bool {
 		r := getReads(t, base, session)

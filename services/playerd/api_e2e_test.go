@@ -7,92 +7,21 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/storybox/storybox/services/playerd/internal/api"
-	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
-
-// startBox runs playerd's run() on a free port; stop ends it and waits.
-func startBox(t *testing.T, media, data string) (base string, stop func()) {
-	return startBoxWith(t, media, data, nil)
-}
-
-// testParams make argon2 cheap in tests; auth's benchmark measures the
-// real cost.
-var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1}
-
-// startBoxWith is startBox with a last say over the configuration. The box
-// is called "box", so Host: box:8090 names it.
-func startBoxWith(t *testing.T, media, data string, edit func(*Config)) (base string, stop func()) {
-	t.Helper()
-	return bootBoxWith(t, media, data, edit, nil)
-}
-
-// startBoxLogging is startBox with playerd's log also written to w.
-func startBoxLogging(t *testing.T, media, data string, w io.Writer) (base string, stop func()) {
-	t.Helper()
-	return bootBoxWith(t, media, data, nil, w)
-}
-
-func bootBoxWith(t *testing.T, media, data string, edit func(*Config), w io.Writer) (base string, stop func()) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Version: "test",
-		FB: "none", Touch: "none", SpeechProgram: filepath.Join(t.TempDir(), "none"),
-		Hostname: "box", PasswordParams: testParams}
-	if edit != nil {
-		edit(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	var logw io.Writer = &testLog{t: t, prefix: "playerd: "}
-	if w != nil {
-		logw = io.MultiWriter(logw, w)
-	}
-	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(logw, nil))) }()
-	base = "http://" + addr
-	// The listener is open already: the request waits in its backlog until
-	// run serves, or fails when run gives up and closes it.
-	resp, err := http.Get(base + "/api/health")
-	if err != nil {
-		cancel()
-		t.Fatalf("playerd did not come up: %v (run: %v)", err, <-done)
-	}
-	resp.Body.Close()
-	if cfg.holdScan == nil {
-		waitScanned(t, base)
-	}
-	stopped := false
-	return base, func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}
-}
 
 // firstEvent reads an event stream up to the end of its first event.
 func firstEvent(t *testing.T, body io.Reader) []byte {
@@ -149,16 +78,13 @@ func TestAPIMatchesReference(t *testing.T) {
 		}
 	}
 
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3, 3}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3, 3}})
 	netd := fakeNetd(t)
 	haLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.Net, c.HAListener = netd, haLn })
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.Net, c.haListener = netd, haLn })
 	defer stop()
 	folders := getJSON[[]map[string]any](t, base+"/api/library")
 	id := folders[0]["id"].(string)
@@ -440,51 +366,4 @@ func TestRestartKeepsPlaceAndVolume(t *testing.T) {
 	if st["state"] != "playing" || st["position"].(float64) < 12 {
 		t.Errorf("resume after restart: %v", st)
 	}
-}
-
-func getJSON[T any](t *testing.T, url string) T {
-	t.Helper()
-	var v T
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func post(t *testing.T, base, body string) map[string]any {
-	t.Helper()
-	resp, err := http.Post(base+"/api/command", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %v", body, resp.StatusCode, m)
-	}
-	return m
-}
-
-// waitScanned waits for the first library scan: the API answers while it
-// runs, and the tests want the library complete. The deadline only bounds
-// a hang.
-func waitScanned(t *testing.T, base string) {
-	t.Helper()
-	waitUntil(t, "the library scan", 60*time.Second, func() bool {
-		var info struct {
-			Library struct{ Scanned bool } `json:"library"`
-		}
-		resp, err := http.Get(base + "/api/info")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		return json.NewDecoder(resp.Body).Decode(&info) == nil && info.Library.Scanned
-	})
 }

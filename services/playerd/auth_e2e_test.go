@@ -3,149 +3,19 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // The trust plane, driven through a running playerd: first password,
 // login, the protection rules, password change, logout, session expiry and
 // the lockout, from the box itself and from the network.
-
-// fakeClock is the clock of sessions and lockouts; the test moves it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// caller sends requests to one box from one source address.
-type caller struct {
-	t    *testing.T
-	base string
-	hc   *http.Client
-}
-
-// reply is one answer: status, headers, the JSON body as a map.
-type reply struct {
-	code int
-	hdr  http.Header
-	body map[string]any
-	raw  string
-}
-
-func (r reply) err() string { s, _ := r.body["error"].(string); return s }
-
-// session is the session cookie a reply sets, "" if none.
-func (r reply) session() string {
-	for _, c := range (&http.Response{Header: r.hdr}).Cookies() {
-		if c.Name == auth.CookieName {
-			return c.Value
-		}
-	}
-	return ""
-}
-
-// do sends a request. header is name/value pairs; "Host" sets the Host
-// header and "Cookie" the session token.
-func (c *caller) do(method, path, body string, header ...string) reply {
-	c.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		switch header[i] {
-		case "Host":
-			req.Host = header[i+1]
-		case "Cookie":
-			req.AddCookie(&http.Cookie{Name: auth.CookieName, Value: header[i+1]})
-		default:
-			req.Header.Set(header[i], header[i+1])
-		}
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	r := reply{code: resp.StatusCode, hdr: resp.Header, raw: string(data)}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(data, &r.body); err != nil {
-			c.t.Fatalf("%s %s: not JSON: %q", method, path, data)
-		}
-	}
-	if resp.Header.Get("Access-Control-Allow-Origin") != "" || resp.Header.Get("Access-Control-Allow-Credentials") != "" {
-		c.t.Errorf("%s %s carries CORS headers", method, path)
-	}
-	return r
-}
-
-// want checks a reply's status and, if msg is not empty, its error message.
-func (r reply) want(t *testing.T, what string, code int, msg string) reply {
-	t.Helper()
-	if r.code != code || (msg != "" && r.err() != msg) {
-		t.Fatalf("%s: %d %s, want %d %q", what, r.code, r.raw, code, msg)
-	}
-	return r
-}
-
-// networkAddr is an address of this machine that is not loopback: a
-// connection from it to 127.0.0.1 reaches the box as a home-network client.
-func networkAddr(t *testing.T) net.IP {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP
-		}
-	}
-	t.Skip("this machine has no non-loopback IPv4 address to call from")
-	return nil
-}
-
-// callers returns a client on the box itself and one on the home network
-// (a source address that is not loopback, still only to 127.0.0.1).
-func callers(t *testing.T, base string) (local, remote *caller) {
-	ip := networkAddr(t)
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 5 * time.Second}
-	rt := &http.Transport{DialContext: d.DialContext}
-	t.Cleanup(rt.CloseIdleConnections)
-	return &caller{t: t, base: base, hc: &http.Client{}},
-		&caller{t: t, base: base, hc: &http.Client{Transport: rt}}
-}
-
-func newLibrary(t *testing.T) string {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3}}); err != nil {
-		t.Fatal(err)
-	}
-	return media
-}
 
 const (
 	pw1 = "correct horse battery"
@@ -153,9 +23,9 @@ const (
 )
 
 func TestAdminAuthEndToEnd(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 5, 1, 18, 0, 0, 0, time.UTC)}
+	clk := testClock(time.Date(2026, 5, 1, 18, 0, 0, 0, time.UTC))
 	data := t.TempDir()
-	base, stop := startBoxWith(t, newLibrary(t), data, func(c *Config) { c.AuthClock = clk.now })
+	base, stop := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), data, func(c *setup) { c.clock = clk })
 	defer stop()
 	local, remote := callers(t, base)
 
@@ -251,9 +121,9 @@ func TestAdminAuthEndToEnd(t *testing.T) {
 
 	// Sessions last 12 hours.
 	e := local.do("POST", "/api/admin/login", `{"password":"`+pw2+`"}`).want(t, "login", 200, "").session()
-	clk.add(12*time.Hour - time.Minute)
+	clk.Advance(12*time.Hour - time.Minute)
 	local.do("POST", "/api/admin/library/rescan", `{}`, "Cookie", e).want(t, "11:59 after login", 200, "")
-	clk.add(time.Minute)
+	clk.Advance(time.Minute)
 	local.do("POST", "/api/admin/library/rescan", `{}`, "Cookie", e).want(t, "12 h after login", 401, "admin authentication required")
 
 	// Five wrong passwords from one address lock it out for 5 minutes,
@@ -266,12 +136,12 @@ func TestAdminAuthEndToEnd(t *testing.T) {
 		t.Fatalf("Retry-After %q, want 300", r.hdr.Get("Retry-After"))
 	}
 	local.do("POST", "/api/admin/login", `{"password":"`+pw2+`"}`).want(t, "another address during the lockout", 200, "")
-	clk.add(4 * time.Minute)
+	clk.Advance(4 * time.Minute)
 	r = remote.do("POST", "/api/admin/login", `{"password":"`+pw2+`"}`).want(t, "after 4 min", 429, "")
 	if r.hdr.Get("Retry-After") != "60" {
 		t.Fatalf("Retry-After %q after 4 min, want 60", r.hdr.Get("Retry-After"))
 	}
-	clk.add(time.Minute)
+	clk.Advance(time.Minute)
 	remote.do("POST", "/api/admin/login", `{"password":"`+pw2+`"}`).want(t, "after 5 min", 200, "")
 }
 
@@ -280,7 +150,7 @@ func TestAdminAuthEndToEnd(t *testing.T) {
 // included, and change nothing. Names the box carries pass.
 func TestRebindingAndCrossOriginRefused(t *testing.T) {
 	data := t.TempDir()
-	base, stop := startBoxWith(t, newLibrary(t), data, func(c *Config) { c.AllowHosts = []string{"storybox.fritz.box"} })
+	base, stop := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), data, func(c *setup) { c.AllowHosts = []string{"storybox.fritz.box"} })
 	defer stop()
 	box := &caller{t: t, base: base, hc: &http.Client{}}
 	port := base[strings.LastIndexByte(base, ':'):]
@@ -317,9 +187,9 @@ func TestRebindingAndCrossOriginRefused(t *testing.T) {
 // and every session, whether it is there at the start or appears while the
 // box runs; it is acted on once.
 func TestPhysicalReset(t *testing.T) {
-	media, data, boot := newLibrary(t), t.TempDir(), t.TempDir()
+	media, data, boot := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), t.TempDir(), t.TempDir()
 	resetFile := filepath.Join(boot, "storybox-reset-password.txt")
-	withReset := func(c *Config) { c.AdminResetFile = resetFile }
+	withReset := func(c *setup) { c.AdminResetFile = resetFile }
 	protected := func(box *caller) bool {
 		return box.do("GET", "/api/admin/auth", "").body["protected"] == true
 	}

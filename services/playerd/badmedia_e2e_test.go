@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
@@ -42,7 +41,7 @@ func TestDamagedMediaNeverTakesTheBoxDown(t *testing.T) {
 	must(t, testmedia.Library(media, map[string][]float64{"Später kaputt": {1, 1}, "Eins kaputt": {1, 1}}))
 
 	var logs logTap
-	base, stop := startBoxLogging(t, media, data, &logs)
+	base, stop := startBoxWith(t, media, data, func(c *setup) { c.log = &logs })
 	defer stop()
 
 	// Every good file of every format is listed.
@@ -272,23 +271,3 @@ func countPrefix(list []string, prefix string) int {
 	}
 	return n
 }
-
-// logTap keeps playerd's log for the test to read.
-type logTap struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logTap) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logTap) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logTap) count(s string) int { return strings.Count(l.String(), s) }

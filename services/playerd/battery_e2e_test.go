@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,44 +23,18 @@ func TestBatteryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs hatd")
 	}
-	tmp, err := os.MkdirTemp("", "sbx") // short: Unix socket paths are capped near 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	hatdBin := filepath.Join(tmp, "hatd")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool to build hatd")
-	}
-	if out, err := exec.Command(goBin, "build", "-o", hatdBin, "github.com/storybox/storybox/services/hatd").CombinedOutput(); err != nil {
-		t.Fatalf("build hatd: %v\n%s", err, out)
-	}
+	tmp := shortTemp(t)
+	bin := buildHatd(t, tmp)
 	sock := filepath.Join(tmp, "run", "hatd.sock")
-	startHatd := func() *exec.Cmd {
-		cmd := exec.Command(hatdBin, "-sim", "-socket", sock, "-interval", "100ms", "-sim-soc", "0.6")
-		cmd.Stderr = &testLog{t: t, prefix: "hatd: "}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
+	startSim := func() *exec.Cmd {
+		return startHatd(t, bin, "-sim", "-socket", sock, "-interval", "100ms", "-sim-soc", "0.6")
 	}
-	hatd := startHatd()
-	t.Cleanup(func() { _ = hatd.Process.Kill(); _ = hatd.Wait() })
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
+	hatd := startSim()
 	data := filepath.Join(tmp, "data")
-	media := filepath.Join(tmp, "media")
-	if err := os.MkdirAll(media, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	powerOff := make(chan state.Saved, 1)
-	cfg := Config{Listen: addr, Listener: l, Media: media, Data: data, Output: "null", Hat: sock, Version: "test",
-		PowerOff: func(context.Context) error {
+	base, _ := startBoxWith(t, t.TempDir(), data, func(c *setup) {
+		c.Hat = sock
+		c.powerOff = func(context.Context) error {
 			// By now the state must be on disk.
 			var s state.Saved
 			err := state.ReadJSON(filepath.Join(data, state.FileName), &s)
@@ -72,17 +43,8 @@ func TestBatteryEndToEnd(t *testing.T) {
 			}
 			powerOff <- s
 			return nil
-		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		runErr <- run(ctx, cfg, slog.New(slog.NewTextHandler(&testLog{t: t, prefix: "playerd: "}, nil)))
-	}()
-	t.Cleanup(func() { cancel(); <-stopped })
-
-	base := "http://" + addr
+		}
+	})
 	get := func(path string) (int, map[string]any) {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -93,16 +55,7 @@ func TestBatteryEndToEnd(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&m)
 		return resp.StatusCode, m
 	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitFor := func(what string, ok func() bool) { t.Helper(); waitUntil(t, what, 20*time.Second, ok) }
 
 	var hs map[string]any
 	waitFor("battery status", func() bool {
@@ -139,7 +92,7 @@ func TestBatteryEndToEnd(t *testing.T) {
 	}
 
 	// hatd comes back: playerd recovers without help.
-	hatd = startHatd()
+	startSim()
 	waitFor("recovery", func() bool { code, _ := get("/api/hat/status"); return code == 200 })
 
 	// Drain the simulated pack: critical, state saved, power-off requested.
@@ -159,28 +112,13 @@ func TestBatteryEndToEnd(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no power-off request")
 	}
-	select {
-	case err := <-runErr:
-		if err != nil {
-			t.Errorf("run: %v", err)
+	// playerd stops once the state is saved and the power is switched:
+	// its API is gone.
+	waitFor("playerd to stop", func() bool {
+		resp, err := http.Get(base + "/api/health")
+		if err == nil {
+			resp.Body.Close()
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("playerd did not stop after the power-off request")
-	}
+		return err != nil
+	})
 }
-
-// testLog sends a process's log lines to t.Log, so they show with -v or on
-// failure only.
-type testLog struct {
-	t      *testing.T
-	prefix string
-}
-
-func (l *testLog) Write(p []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		l.t.Log(l.prefix + line)
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = (*testLog)(nil)

@@ -11,10 +11,10 @@ import (
 	evdev "github.com/holoplot/go-evdev"
 
 	"github.com/storybox/storybox/services/playerd/internal/cards"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
 	"github.com/storybox/storybox/services/playerd/internal/state"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 const readerPath = "/dev/input/event3"
@@ -26,15 +26,15 @@ type cardBox struct {
 	base  string
 	c     *caller
 	devs  *inputtest.Devices
-	clock *fakeClock
+	clock *clocktest.Clock
 	stop  func()
 }
 
-func startCardBox(t *testing.T, media, data string, edit func(*Config)) *cardBox {
+func startCardBox(t *testing.T, media, data string, edit func(*setup)) *cardBox {
 	t.Helper()
-	b := &cardBox{t: t, devs: inputtest.New(), clock: &fakeClock{t: time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)}}
-	b.base, b.stop = startBoxWith(t, media, data, func(c *Config) {
-		c.InputDevices, c.InputRescan, c.CardClock = b.devs, 5*time.Millisecond, b.clock.now
+	b := &cardBox{t: t, devs: inputtest.New(), clock: testClock(time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC))}
+	b.base, b.stop = startBoxWith(t, media, data, func(c *setup) {
+		c.inputDevices, c.inputRescan, c.clock = b.devs, 5*time.Millisecond, b.clock
 		if edit != nil {
 			edit(c)
 		}
@@ -53,7 +53,7 @@ func (b *cardBox) do(method, path, body string) reply {
 // the repeat window first) and returns the read as the box reports it.
 func (b *cardBox) place(id string) map[string]any {
 	b.t.Helper()
-	b.clock.add(cards.Repeat)
+	b.clock.Advance(cards.Repeat)
 	return b.typeCard(id)
 }
 
@@ -96,14 +96,6 @@ func (b *cardBox) waitDevices(n int) {
 	waitUntil(b.t, "devices", 10*time.Second, func() bool { return len(b.devices()) == n })
 }
 
-func cardMedia(t *testing.T) (media string) {
-	media = t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {30, 30}, "Hoerspiele/Folge B": {30}}); err != nil {
-		t.Fatal(err)
-	}
-	return media
-}
-
 func folderIDs(t *testing.T, base string) (a, b string) {
 	for _, f := range getJSON[[]map[string]any](t, base+"/api/library") {
 		switch f["name"] {
@@ -122,7 +114,7 @@ func folderIDs(t *testing.T, base string) (a, b string) {
 // a reader unplugged in the middle of a number and plugged in again reads
 // the next card whole; mappings and unknown cards survive a restart.
 func TestCardsEndToEnd(t *testing.T) {
-	media, data := cardMedia(t), t.TempDir()
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30, 30}, "Hoerspiele/Folge B": {30}}), t.TempDir()
 	b := startCardBox(t, media, data, nil)
 	folderA, folderB := folderIDs(t, b.base)
 
@@ -260,10 +252,10 @@ func TestCardsEndToEnd(t *testing.T) {
 // and applied at once, and a held power key powers the box off after
 // saving the state.
 func TestMediaKeysAndPowerButton(t *testing.T) {
-	media, data := cardMedia(t), t.TempDir()
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30, 30}, "Hoerspiele/Folge B": {30}}), t.TempDir()
 	powered := make(chan struct{}, 1)
-	b := startCardBox(t, media, data, func(c *Config) {
-		c.PowerOff = func(context.Context) error { powered <- struct{}{}; return nil }
+	b := startCardBox(t, media, data, func(c *setup) {
+		c.powerOff = func(context.Context) error { powered <- struct{}{}; return nil }
 	})
 	folderA, _ := folderIDs(t, b.base)
 	post(t, b.base, `{"action":"folder","folder_id":"`+folderA+`"}`)

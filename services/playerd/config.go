@@ -8,21 +8,19 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
-	"github.com/storybox/storybox/services/playerd/internal/input"
-	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
-	"github.com/storybox/storybox/services/playerd/internal/power"
-	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
 
-// Config is everything playerd is told at start.
+// Config is everything playerd is told at start: its flags (or their
+// environment variables), nothing else. What tests put in place of the
+// machine is in hooks.
 type Config struct {
 	// Procs is how many threads run Go code at once (GOMAXPROCS); 0 leaves
 	// Go's choice, one per core. See the -procs flag.
@@ -36,20 +34,11 @@ type Config struct {
 	Version string
 	// The speech program, its voice data, and an optional speech server.
 	SpeechProgram, SpeechData, SpeechRemote string
-	// The screen and its touch panel: see newDisplay.
-	FB, Console, Touch, TouchAxes string
+	// The screen and its touch panel.
+	Display display.Devices
 	// Input is "auto" (card readers and media keys in /dev/input, buttons
 	// on /dev/gpiochip*) or "none"; "" is none.
 	Input string
-	// PowerOff switches the box off on a critical battery or a parent's
-	// request, Reboot restarts it; nil means the system's on gokrazy and
-	// only a log line elsewhere. Tests inject their own.
-	PowerOff, Reboot power.Func
-	// Uploads bounds uploads to the library; zero: library.DefaultLimits.
-	Uploads library.Limits
-	// Listener, when set, serves the API instead of listening on Listen;
-	// run closes it. Tests pass one already bound to a free port.
-	Listener net.Listener
 	// The names the API answers to besides IP addresses and localhost:
 	// Hostname (empty: the system's) with ".local", and AllowHosts.
 	Hostname   string
@@ -57,46 +46,14 @@ type Config struct {
 	// AdminResetFile, when it appears, removes the administrator password;
 	// MountBoot is where to mount the SD card's boot partition for it.
 	AdminResetFile, MountBoot string
-	// Tests only: cheap argon2 and a clock they move. Zero values:
-	// auth.DefaultParams and time.Now.
-	PasswordParams auth.Params
-	AuthClock      func() time.Time
 	// HAListen is the address of the home-automation API (TLS); empty:
 	// off. HAAdvertise announces it over mDNS.
 	HAListen    string
 	HAAdvertise bool
-	// Tests only: a listener for the home-automation API, the clock of its
-	// pairing and certificates, and a screen that receives the frames a
-	// framebuffer would.
-	HAListener net.Listener
-	HAClock    func() time.Time
-	Screen     display.Screen
-	// Tests only: input devices and GPIO lines of their own (used even
-	// with Input "none"), how often devices are looked for (zero: 1 s), and
-	// the clock of card reads (zero: time.Now).
-	InputDevices input.Devices
-	GPIO         input.GPIOOpener
-	InputRescan  time.Duration
-	CardClock    func() time.Time
 	// MPRIS is "session" to show the box to the desktop session's media
 	// controls (D-Bus), "off" (or empty) otherwise. A development
 	// machine's; the box has no D-Bus.
 	MPRIS string
-	// StreamAllowLoopback lets stations, feeds and covers be fetched from
-	// loopback and link-local addresses. Tests only: their servers listen
-	// on 127.0.0.1; the box never fetches from itself on a parent's word.
-	StreamAllowLoopback bool
-	// StreamReadTimeout is how long a silent server may stall before it
-	// counts as dropped; zero is the streams' default (10 s). Tests only.
-	StreamReadTimeout time.Duration
-	// Tests only: the clock of the parental rules; nil: the system's.
-	RulesClock rules.Clock
-	// onStart, when set, is handed the running box once everything is
-	// started, for tests that drive a part directly (the touch screen).
-	onStart func(*app)
-	// holdScan, when set, holds the library scans' file reads until it is
-	// closed, so a test sees the box while its first scan runs.
-	holdScan <-chan struct{}
 }
 
 // maxSocketPath is what fits in a Unix socket address on Linux (sun_path
@@ -139,16 +96,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("-speech-remote %q: want an http:// or https:// URL", c.SpeechRemote)
 		}
 	}
-	if err := devicePath("-fb", c.FB, "auto", "none"); err != nil {
-		return err
-	}
-	if err := devicePath("-console", c.Console); err != nil {
-		return err
-	}
-	if err := devicePath("-touch", c.Touch, "auto", "none"); err != nil {
-		return err
-	}
-	if _, err := touchOptions(c.TouchAxes); err != nil {
+	if err := c.Display.Validate(); err != nil {
 		return err
 	}
 	if c.HAListen != "" {
@@ -171,24 +119,6 @@ func (c Config) Validate() error {
 	return checkAdminConfig(c)
 }
 
-// devicePath accepts empty, one of the words, or an absolute path: a
-// relative device path would depend on the directory gokrazy starts us in.
-func devicePath(flagName, v string, words ...string) error {
-	if v == "" || strings.HasPrefix(v, "/") {
-		return nil
-	}
-	for _, w := range words {
-		if v == w {
-			return nil
-		}
-	}
-	want := "an absolute device path"
-	if len(words) > 0 {
-		want = strings.Join(words, ", ") + " or " + want
-	}
-	return fmt.Errorf("%s %q: want %s", flagName, v, want)
-}
-
 // flagSet binds playerd's flags to c, each defaulting to its environment
 // variable when that is set.
 func flagSet(c *Config) *flag.FlagSet {
@@ -202,10 +132,10 @@ func flagSet(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.SpeechProgram, "speech-program", env("PLAYERD_SPEECH_PROGRAM", speech.DefaultProgram), "speech program: text on stdin, WAV on stdout; missing: no voice (env PLAYERD_SPEECH_PROGRAM)")
 	fs.StringVar(&c.SpeechData, "speech-data", env("PLAYERD_SPEECH_DATA", speech.DefaultDataDir), "voice data of the speech program (env PLAYERD_SPEECH_DATA)")
 	fs.StringVar(&c.SpeechRemote, "speech-remote", env("PLAYERD_SPEECH_REMOTE", ""), "URL of a speech server on the home network, tried before the local voice; empty: none (env PLAYERD_SPEECH_REMOTE)")
-	fs.StringVar(&c.FB, "fb", env("PLAYERD_FB", "auto"), "framebuffer device; auto: /dev/fb0 if present, none: headless (env PLAYERD_FB)")
-	fs.StringVar(&c.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
-	fs.StringVar(&c.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
-	fs.StringVar(&c.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
+	fs.StringVar(&c.Display.FB, "fb", env("PLAYERD_FB", "auto"), "framebuffer device; auto: /dev/fb0 if present, none: headless (env PLAYERD_FB)")
+	fs.StringVar(&c.Display.Console, "console", env("PLAYERD_CONSOLE", "/dev/tty0"), "console put in graphics mode while drawing; empty: leave it alone (env PLAYERD_CONSOLE)")
+	fs.StringVar(&c.Display.Touch, "touch", env("PLAYERD_TOUCH", "auto"), "touch input: auto, none or /dev/input/eventN (env PLAYERD_TOUCH)")
+	fs.StringVar(&c.Display.TouchAxes, "touch-axes", env("PLAYERD_TOUCH_AXES", ""), "touch panel orientation: comma-separated swap, invert-x, invert-y (env PLAYERD_TOUCH_AXES)")
 	fs.StringVar(&c.Input, "input", env("PLAYERD_INPUT", "auto"), "card readers, media keys and GPIO buttons: auto or none; which devices count is in the admin API (env PLAYERD_INPUT)")
 	fs.StringVar(&c.Hostname, "hostname", env("PLAYERD_HOSTNAME", ""), "the box's host name; the API also answers to NAME.local; empty: the system's (env PLAYERD_HOSTNAME)")
 	c.AllowHosts = splitList(env("PLAYERD_ALLOW_HOST", ""))
@@ -276,4 +206,35 @@ func env(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// checkAdminConfig checks the administration part of the configuration.
+// The reset file must not be anywhere the API can write (the media library
+// takes uploads, the data directory restores backups): network access
+// alone must never reset the password.
+func checkAdminConfig(c Config) error {
+	for _, n := range c.AllowHosts {
+		if err := auth.CheckHostName(n); err != nil {
+			return fmt.Errorf("-allow-host: %w", err)
+		}
+	}
+	if c.AdminResetFile == "" {
+		return nil
+	}
+	for _, dir := range []string{c.Media, c.Data} {
+		if inside(c.AdminResetFile, dir) {
+			return fmt.Errorf("-admin-reset-file %s is inside %s, which the API writes to", c.AdminResetFile, dir)
+		}
+	}
+	return nil
+}
+
+func inside(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

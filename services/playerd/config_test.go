@@ -45,15 +45,15 @@ func TestConfigValidate(t *testing.T) {
 		{"speech remote no scheme", func(c *Config) { c.SpeechRemote = "192.168.1.5:59125" }, "-speech-remote"},
 		{"speech remote ftp", func(c *Config) { c.SpeechRemote = "ftp://host/x" }, "-speech-remote"},
 		{"speech program missing is no error", func(c *Config) { c.SpeechProgram = "/nonexistent" }, ""},
-		{"fb none", func(c *Config) { c.FB = "none" }, ""},
-		{"fb device", func(c *Config) { c.FB = "/dev/fb1" }, ""},
-		{"fb relative", func(c *Config) { c.FB = "fb0" }, "-fb"},
-		{"console empty", func(c *Config) { c.Console = "" }, ""},
-		{"console relative", func(c *Config) { c.Console = "tty0" }, "-console"},
-		{"touch device", func(c *Config) { c.Touch = "/dev/input/event3" }, ""},
-		{"touch word", func(c *Config) { c.Touch = "yes" }, "-touch"},
-		{"touch axes", func(c *Config) { c.TouchAxes = "swap, invert-y" }, ""},
-		{"touch axes unknown word", func(c *Config) { c.TouchAxes = "swap,mirror" }, "-touch-axes"},
+		{"fb none", func(c *Config) { c.Display.FB = "none" }, ""},
+		{"fb device", func(c *Config) { c.Display.FB = "/dev/fb1" }, ""},
+		{"fb relative", func(c *Config) { c.Display.FB = "fb0" }, "-fb"},
+		{"console empty", func(c *Config) { c.Display.Console = "" }, ""},
+		{"console relative", func(c *Config) { c.Display.Console = "tty0" }, "-console"},
+		{"touch device", func(c *Config) { c.Display.Touch = "/dev/input/event3" }, ""},
+		{"touch word", func(c *Config) { c.Display.Touch = "yes" }, "-touch"},
+		{"touch axes", func(c *Config) { c.Display.TouchAxes = "swap, invert-y" }, ""},
+		{"touch axes unknown word", func(c *Config) { c.Display.TouchAxes = "swap,mirror" }, "-touch-axes"},
 		{"input none", func(c *Config) { c.Input = "none" }, ""},
 		{"input unknown", func(c *Config) { c.Input = "/dev/input/event0" }, "-input"},
 		{"mpris session", func(c *Config) { c.MPRIS = "session" }, ""},
@@ -80,7 +80,7 @@ func TestParseFlagsEnvironment(t *testing.T) {
 	t.Setenv("PLAYERD_OUTPUT", "wav:x.wav")
 	t.Setenv("PLAYERD_TOUCH_AXES", "swap")
 	c, err := parseFlags([]string{"-listen", "127.0.0.1:1"}, nil)
-	if err != nil || c.Output != "wav:x.wav" || c.TouchAxes != "swap" || c.Listen != "127.0.0.1:1" {
+	if err != nil || c.Output != "wav:x.wav" || c.Display.TouchAxes != "swap" || c.Listen != "127.0.0.1:1" {
 		t.Errorf("%+v %v", c, err)
 	}
 }

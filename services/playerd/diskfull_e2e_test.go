@@ -57,7 +57,7 @@ func diskFull(t *testing.T, dir, mark string) {
 	}
 	defer syscall.Unmount(dir, syscall.MNT_DETACH)
 	data := filepath.Join(dir, "playerd")
-	base := bootBox(t, Config{Media: haMedia(t), Data: data})
+	base, _ := startBox(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), data)
 	waitScanned(t, base)
 	id := getJSON[[]map[string]any](t, base+"/api/library")[0]["id"].(string)
 	stateFile := filepath.Join(data, state.FileName)

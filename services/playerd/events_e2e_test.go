@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // sseEvent is one event of GET /api/events.
@@ -126,34 +125,6 @@ func (s *sseClient) until(t *testing.T, what string, match func(sseEvent) bool) 
 	}
 }
 
-func postJSON(t *testing.T, url, body string) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("POST %s %s: %d %s", url, body, resp.StatusCode, data)
-	}
-}
-
-func putJSON(t *testing.T, url, body string) {
-	t.Helper()
-	req, _ := http.NewRequest("PUT", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("PUT %s %s: %d %s", url, body, resp.StatusCode, data)
-	}
-}
-
 type feedInfo struct {
 	Events struct {
 		LastID      uint64 `json:"last_id"`
@@ -184,10 +155,7 @@ func checkIDs(t *testing.T, who string, evs []sseEvent, after uint64) uint64 {
 // longer has a reset and the status; a client that never reads is dropped
 // while the player and the other client go on.
 func TestEventsEndToEnd(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {30, 30, 30}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30, 30, 30}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	id := getJSON[[]map[string]any](t, base+"/api/library")[0]["id"].(string)
@@ -245,9 +213,9 @@ func TestEventsEndToEnd(t *testing.T) {
 	var got []sseEvent
 	for _, step := range steps {
 		if url, ok := strings.CutPrefix(step.url, "PUT "); ok {
-			putJSON(t, base+url, step.body)
+			client(t, base).ok("PUT", url, step.body)
 		} else {
-			postJSON(t, base+step.url, step.body)
+			client(t, base).ok("POST", step.url, step.body)
 		}
 		got = append(got, a.until(t, step.want+" event", func(ev sseEvent) bool { return ev.Event == step.want })...)
 	}
@@ -299,9 +267,9 @@ func TestEventsEndToEnd(t *testing.T) {
 	// exactly what b got meanwhile.
 	midway := strconv.FormatUint(last, 10)
 	a.close()
-	postJSON(t, base+"/api/command", `{"action":"volume","value":40}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"volume","value":40}`)
 	missed := b.until(t, "volume 40", func(ev sseEvent) bool { return ev.Data == `{"volume":40,"max_volume":70}` })
-	postJSON(t, base+"/api/command", `{"action":"previous"}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"previous"}`)
 	missed = append(missed, b.until(t, "track event", func(ev sseEvent) bool { return ev.Event == "track" })...)
 	checkIDs(t, "client b", missed, last)
 	back := openStream(t, base, midway)
@@ -334,8 +302,8 @@ func TestEventsEndToEnd(t *testing.T) {
 		if commands == 5000 {
 			t.Fatalf("5000 commands and messages later the stalled client is still there: %+v", info.Events)
 		}
-		postJSON(t, base+"/api/message", `{"message":"`+big+`","duration_ms":30000}`)
-		postJSON(t, base+"/api/command", fmt.Sprintf(`{"action":"volume","value":%d}`, 20+commands%2))
+		client(t, base).ok("POST", "/api/message", `{"message":"`+big+`","duration_ms":30000}`)
+		client(t, base).ok("POST", "/api/command", fmt.Sprintf(`{"action":"volume","value":%d}`, 20+commands%2))
 		commands++
 		b.until(t, "volume", func(ev sseEvent) bool { return ev.Event == "volume" })
 	}
@@ -351,7 +319,7 @@ func TestEventsEndToEnd(t *testing.T) {
 	if n > 1<<20 {
 		t.Errorf("the stalled client was sent %d bytes", n)
 	}
-	postJSON(t, base+"/api/command", `{"action":"volume","value":33}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"volume","value":33}`)
 	b.until(t, "volume 33", func(ev sseEvent) bool { return ev.Data == `{"volume":33,"max_volume":70}` })
 }
 
@@ -386,10 +354,7 @@ func dialStalledStream(t *testing.T, base string) net.Conn {
 
 // A stream refuses a foreign Host like every other route (DNS rebinding).
 func TestEventsRefuseForeignHost(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"A/B": {1}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"A/B": {1}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	req, _ := http.NewRequest("GET", base+"/api/events", nil)
@@ -414,29 +379,6 @@ func TestEventKindsAreDocumented(t *testing.T) {
 	for _, k := range events.Kinds() {
 		if !strings.Contains(string(doc), "| `"+string(k)+"` |") {
 			t.Errorf("event kind %q is not in docs/api.md", k)
-		}
-	}
-}
-
-func TestChangedSections(t *testing.T) {
-	type audio struct{ Max int }
-	type doc struct {
-		Language string   `json:"language"`
-		Audio    audio    `json:"audio"`
-		Hosts    []string `json:"allowed_hosts"`
-	}
-	old := doc{"de", audio{80}, nil}
-	for _, c := range []struct {
-		cur  doc
-		want []string
-	}{
-		{old, nil},
-		{doc{"de", audio{50}, nil}, []string{"audio"}},
-		{doc{"en", audio{80}, []string{"box.lan"}}, []string{"allowed_hosts", "language"}},
-	} {
-		got, err := changedSections(old, c.cur)
-		if err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("%+v: %v %v, want %v", c.cur, got, err, c.want)
 		}
 	}
 }

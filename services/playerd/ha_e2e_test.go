@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +11,6 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/hat"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // The Home Assistant integration (splitti/MuPiBox-homeassistant, legacy
@@ -111,71 +105,6 @@ func haUpdate(t *testing.T, base string, private ...string) map[string]any {
 	return got
 }
 
-// bootBox runs playerd's run() with cfg on a free port until the test ends.
-func bootBox(t *testing.T, cfg Config) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listen, cfg.Listener = l.Addr().String(), l
-	cfg.Output, cfg.Version, cfg.FB, cfg.Touch = "null", "test", "none", "none"
-	if cfg.SpeechProgram == "" {
-		cfg.SpeechProgram = filepath.Join(t.TempDir(), "none")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(&testLog{t: t, prefix: "playerd: "}, nil))) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	base := "http://" + cfg.Listen
-	waitUntil(t, "playerd to answer", 10*time.Second, func() bool {
-		resp, err := http.Get(base + "/api/health")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil
-	})
-	return base
-}
-
-// waitUntil polls ok until it holds, failing t after limit.
-func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// shortTemp is a temporary directory with a short path: Unix socket paths
-// are capped near 108 bytes.
-func shortTemp(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sbx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func haMedia(t *testing.T) string {
-	t.Helper()
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}); err != nil {
-		t.Fatal(err)
-	}
-	return media
-}
-
 func jsonObj(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 // TestHomeAssistantUpdate replays the integration's update on a box
@@ -185,7 +114,7 @@ func TestHomeAssistantUpdate(t *testing.T) {
 	t.Run("no board", func(t *testing.T) {
 		t.Parallel()
 		data := t.TempDir()
-		base := bootBox(t, Config{Media: haMedia(t), Data: data})
+		base, _ := startBox(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), data)
 		got := haUpdate(t, base, data)
 		hs := jsonObj(got["/api/mupihat/status"])
 		if hs["hardware_available"] != false || hs["reason"] != hat.ReasonNotConfigured {
@@ -207,7 +136,7 @@ func TestHomeAssistantUpdate(t *testing.T) {
 		tmp := shortTemp(t)
 		sock := filepath.Join(tmp, "hatd.sock")
 		startHatd(t, buildHatd(t, tmp), "-sim", "-socket", sock, "-interval", "100ms", "-sim-soc", "0.6")
-		base := bootBox(t, Config{Media: haMedia(t), Data: filepath.Join(tmp, "data"), Hat: sock})
+		base, _ := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), filepath.Join(tmp, "data"), func(c *setup) { c.Hat = sock })
 		waitUntil(t, "a battery estimate", 20*time.Second, func() bool {
 			code, _, body, _ := haGet(base, "/api/mupihat/status")
 			return code == 200 && strings.Contains(string(body), `"level":"ok"`)
@@ -232,7 +161,7 @@ func TestHomeAssistantUpdate(t *testing.T) {
 		tmp := shortTemp(t)
 		sock := filepath.Join(tmp, "hatd.sock") // nothing serves it: hatd found no board and stopped
 		start := time.Now()
-		base := bootBox(t, Config{Media: haMedia(t), Data: filepath.Join(tmp, "data"), Hat: sock})
+		base, _ := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), filepath.Join(tmp, "data"), func(c *setup) { c.Hat = sock })
 		code, h, body, err := haGet(base, "/api/mupihat/status")
 		if err != nil {
 			t.Fatal(err)
@@ -255,29 +184,4 @@ func TestHomeAssistantUpdate(t *testing.T) {
 			t.Errorf("/api/system battery: %v", b)
 		}
 	})
-}
-
-// buildHatd builds hatd into dir.
-func buildHatd(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool to build hatd")
-	}
-	bin := filepath.Join(dir, "hatd")
-	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/storybox/storybox/services/hatd").CombinedOutput(); err != nil {
-		t.Fatalf("build hatd: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startHatd runs hatd until the test ends.
-func startHatd(t *testing.T, bin string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = &testLog{t: t, prefix: "hatd: "}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 }

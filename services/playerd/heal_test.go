@@ -31,7 +31,10 @@ func TestServeListensAgain(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); serve(ctx, srv, brokenListener{ln}, addr, slog.New(slog.DiscardHandler)) }()
+	go func() {
+		defer close(done)
+		serve(ctx, srv, brokenListener{ln}, addr, limit, slog.New(slog.DiscardHandler))
+	}()
 	waitUntil(t, "the API on a new listener", 10*time.Second, func() bool {
 		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
@@ -53,7 +56,7 @@ func TestServeListensAgain(t *testing.T) {
 	srv = &http.Server{Handler: srv.Handler}
 	ctx, cancel = context.WithCancel(context.Background())
 	done = make(chan struct{})
-	go func() { defer close(done); serve(ctx, srv, nil, addr, slog.New(slog.DiscardHandler)) }()
+	go func() { defer close(done); serve(ctx, srv, nil, addr, limit, slog.New(slog.DiscardHandler)) }()
 	holder.Close()
 	waitUntil(t, "the API once the port is free", 10*time.Second, func() bool {
 		resp, err := http.Get("http://" + addr + "/")
@@ -75,13 +78,13 @@ func TestScanRetried(t *testing.T) {
 		t.Skip("waits for the first retry (1 s)")
 	}
 	media := t.TempDir() + "/media" // not there yet
-	base := bootBox(t, Config{Media: media, Data: t.TempDir()})
+	base, _ := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.scanning = true })
 	info := getJSON[map[string]any](t, base+"/api/info")
 	if lib := jsonObj(info["library"]); lib["scanned"] != false {
 		t.Fatalf("library before the media directory exists: %v", lib)
 	}
 	// The directory appears at once, as a card that is mounted late would.
-	if err := os.Rename(haMedia(t), media); err != nil {
+	if err := os.Rename(mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), media); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the library", 20*time.Second, func() bool {

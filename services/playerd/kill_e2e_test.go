@@ -94,19 +94,7 @@ func TestKillNineKeepsAcknowledgedChanges(t *testing.T) {
 		killRounds, acked, checked, durableAfter, temps, time.Since(start).Round(time.Millisecond))
 }
 
-// buildPlayerd builds this program (without -race, to keep it fast).
-func buildPlayerd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "playerd")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-type box struct {
+type proc struct {
 	cmd  *exec.Cmd
 	data string
 	base string
@@ -154,9 +142,9 @@ func (w *readyWriter) String() string {
 
 // startPlayerd runs the binary on a port the kernel picks and waits for its
 // ready line.
-func startPlayerd(t *testing.T, bin, media, data string) *box {
+func startPlayerd(t *testing.T, bin, media, data string) *proc {
 	t.Helper()
-	b := &box{data: data, log: &readyWriter{ready: make(chan string, 1)}, http: &http.Client{Timeout: 10 * time.Second}}
+	b := &proc{data: data, log: &readyWriter{ready: make(chan string, 1)}, http: &http.Client{Timeout: 10 * time.Second}}
 	b.cmd = exec.Command(bin, "-listen", "127.0.0.1:0", "-media", media, "-data", data, "-output", "null",
 		"-hat", "", "-fb", "none", "-touch", "none", "-console", "", "-speech-remote", "",
 		"-speech-program", filepath.Join(t.TempDir(), "none"))
@@ -178,7 +166,7 @@ func startPlayerd(t *testing.T, bin, media, data string) *box {
 	return b
 }
 
-func (b *box) kill(t *testing.T) {
+func (b *proc) kill(t *testing.T) {
 	t.Helper()
 	if err := b.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -194,7 +182,7 @@ type status struct {
 	Volume   int     `json:"volume"`
 }
 
-func (b *box) get(t *testing.T, path string, v any) {
+func (b *proc) get(t *testing.T, path string, v any) {
 	t.Helper()
 	resp, err := b.http.Get(b.base + path)
 	if err != nil {
@@ -209,7 +197,7 @@ func (b *box) get(t *testing.T, path string, v any) {
 	}
 }
 
-func (b *box) folderIDs(t *testing.T) []string {
+func (b *proc) folderIDs(t *testing.T) []string {
 	t.Helper()
 	// The API answers while the first scan runs; wait for it. The deadline
 	// only bounds a hang.
@@ -241,7 +229,7 @@ func (b *box) folderIDs(t *testing.T) []string {
 
 // checkRestored: the box starts in the state on disk, paused, never louder
 // than the start volume, and has removed the temporaries of state.json.
-func (b *box) checkRestored(t *testing.T, disk state.Saved) {
+func (b *proc) checkRestored(t *testing.T, disk state.Saved) {
 	t.Helper()
 	var st status
 	b.get(t, "/api/status", &st)
@@ -257,7 +245,11 @@ func (b *box) checkRestored(t *testing.T, disk state.Saved) {
 			math.Abs(st.Position-q.Position) < 0.1 && st.State == "paused"
 	}
 	if !ok {
-		t.Errorf("restarted as %+v (folder %v), but the disk holds volume %d, queue %+v", st, deref(st.FolderID), disk.Volume, disk.Queue)
+		folder := "none"
+		if st.FolderID != nil {
+			folder = *st.FolderID
+		}
+		t.Errorf("restarted as %+v (folder %s), but the disk holds volume %d, queue %+v", st, folder, disk.Volume, disk.Queue)
 	}
 	entries, err := os.ReadDir(b.data)
 	if err != nil {
@@ -285,7 +277,7 @@ type life struct {
 }
 
 // stream sends random commands until the box is killed after the given time.
-func (b *box) stream(t *testing.T, rng *rand.Rand, folders []string, after time.Duration) *life {
+func (b *proc) stream(t *testing.T, rng *rand.Rand, folders []string, after time.Duration) *life {
 	t.Helper()
 	var st status
 	b.get(t, "/api/status", &st)

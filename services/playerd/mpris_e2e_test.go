@@ -17,7 +17,6 @@ import (
 
 	"github.com/godbus/dbus/v5"
 	"github.com/storybox/storybox/services/playerd/internal/mpris/dbustest"
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // The box on a desktop: run() with -mpris session on a private session
@@ -29,10 +28,7 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 	owned := watchName(t, addr, "org.mpris.MediaPlayer2.storybox")
 
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {30, 30, 30}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30, 30, 30}})
 	var cover bytes.Buffer
 	if err := png.Encode(&cover, image.NewGray(image.Rect(0, 0, 8, 8))); err != nil {
 		t.Fatal(err)
@@ -40,7 +36,7 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(media, "Hoerspiele", "Folge A", "cover.png"), cover.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.MPRIS = "session" })
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.MPRIS = "session" })
 	defer stop()
 	select {
 	case <-owned:
@@ -72,7 +68,7 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 
 	id := getJSON[[]map[string]any](t, base+"/api/library")[0]["id"].(string)
 	follow := followPlayerctl(t, playerctl, "{{status}}|{{title}}|{{volume}}")
-	postJSON(t, base+"/api/command", `{"action":"folder","folder_id":"`+id+`"}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"folder","folder_id":"`+id+`"}`)
 	follow.expect(t, "Playing|Folge 1", 0.3)
 	if got := pc("metadata", "--format", "{{album}}|{{mpris:artUrl}}|{{mpris:length}}"); got != "Folge A|"+base+"/api/cover/"+id+"|30000000" {
 		t.Errorf("metadata %q", got)
@@ -118,9 +114,9 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 
 	// The other way round: a change through the HTTP API reaches the
 	// desktop as PropertiesChanged.
-	postJSON(t, base+"/api/command", `{"action":"next"}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"next"}`)
 	follow.expect(t, "Paused|Folge 3", 0.8)
-	postJSON(t, base+"/api/command", `{"action":"toggle"}`)
+	client(t, base).ok("POST", "/api/command", `{"action":"toggle"}`)
 	follow.expect(t, "Playing|Folge 3", 0.8)
 	pc("stop")
 	if st := status(); st["state"] != "stopped" {

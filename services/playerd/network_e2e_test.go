@@ -86,7 +86,7 @@ func fakeNetd(t *testing.T) string {
 // routes pass netd's answers and error kinds on.
 func TestNetworkThroughNetd(t *testing.T) {
 	sock := fakeNetd(t)
-	base, stop := startBoxWith(t, t.TempDir(), t.TempDir(), func(c *Config) { c.Net = sock })
+	base, stop := startBoxWith(t, t.TempDir(), t.TempDir(), func(c *setup) { c.Net = sock })
 	defer stop()
 	sys := getJSON[map[string]any](t, base+"/api/system")
 	wifi := sys["wifi"].(map[string]any)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,22 +20,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
-
-// rulesClock is the parental rules' clock in these tests: wall time and
-// uptime move together when the test says so.
-type rulesClock struct {
-	mu   sync.Mutex
-	wall time.Time
-	up   time.Duration
-}
-
-func (c *rulesClock) Now() time.Time        { c.mu.Lock(); defer c.mu.Unlock(); return c.wall }
-func (c *rulesClock) Uptime() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.up }
-func (c *rulesClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.wall, c.up = c.wall.Add(d), c.up+d
-}
 
 // berlin is the settings' default time zone, which the rules go by.
 var berlin = func() *time.Location {
@@ -99,20 +82,6 @@ func folderIDsByName(t *testing.T, base string) map[string]string {
 	return ids
 }
 
-// waitStatus polls the status until ok; the deadline only bounds a hang.
-func waitStatus(t *testing.T, c *caller, what string, ok func(map[string]any) bool) map[string]any {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		st := c.do("GET", "/api/status", "").body
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %v", what, st)
-		}
-	}
-}
-
 func restrictions(st map[string]any) map[string]any {
 	m, _ := st["restrictions"].(map[string]any)
 	return m
@@ -125,22 +94,19 @@ func restrictions(st map[string]any) map[string]any {
 // maximum, a locked folder is a parent's, and an administrator session may
 // override.
 func TestParentalGateOnEveryPath(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Tag": {30}, "Abend": {30}, "Geheim": {30}}); err != nil {
-		t.Fatal(err)
-	}
-	clk := &rulesClock{wall: monday(20, 0)}
-	started := make(chan *app, 1)
+	media := mediaLibrary(t, map[string][]float64{"Tag": {30}, "Abend": {30}, "Geheim": {30}})
+	clk := testClock(monday(20, 0))
+	started := make(chan *running, 1)
 	logs := &logTap{}
-	base, stop := bootBoxWith(t, media, t.TempDir(), func(c *Config) {
-		c.RulesClock = clk
-		c.onStart = func(x *app) { started <- x }
-	}, logs)
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) {
+		c.clock, c.log = clk, logs
+		c.onStart = func(x *running) { started <- x }
+	})
 	defer stop()
 	a := <-started
 	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
-	sub := a.events.Subscribe()
+	sub := a.core.Changes().Subscribe()
 	defer sub.Close()
 	c.do("PUT", "/api/admin/parental", `{"bedtime":{"windows":`+everyNight+`,"folders":["`+ids["Abend"]+`"],"night_max_volume":25},`+
 		`"locked_folders":["`+ids["Geheim"]+`"]}`).want(t, "rules", 200, "")
@@ -182,7 +148,7 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 	if m := c.do("GET", "/api/message", "").body; m == nil || m["title"] != "Schlafenszeit" {
 		t.Errorf("the screen after a refused tap: %v", m)
 	}
-	if _, err := a.player.Do(context.Background(), player.Command{Action: player.ActFolder, FolderID: ids["Tag"]}); !errors.As(err, &r) || r.Reason != rules.ReasonBedtime {
+	if _, err := a.core.Player().Do(context.Background(), player.Command{Action: player.ActFolder, FolderID: ids["Tag"]}); !errors.As(err, &r) || r.Reason != rules.ReasonBedtime {
 		t.Errorf("internal path: %v", err)
 	}
 
@@ -194,8 +160,8 @@ func TestParentalGateOnEveryPath(t *testing.T) {
 	if st := c.do("POST", "/api/command", `{"action":"volume","value":80}`).body; st["volume"] != 25.0 {
 		t.Errorf("API volume over the night maximum: %v", st["volume"])
 	}
-	if err := touch(player.Command{Action: player.ActVolumeDelta, Value: ptr(50.0)}); err != nil || a.player.Status().Volume != 25 {
-		t.Errorf("touch volume over the night maximum: %v, %d", err, a.player.Status().Volume)
+	if err := touch(player.Command{Action: player.ActVolumeDelta, Value: ptr(50.0)}); err != nil || a.core.Player().Status().Volume != 25 {
+		t.Errorf("touch volume over the night maximum: %v, %d", err, a.core.Player().Status().Volume)
 	}
 	res := restrictions(c.do("GET", "/api/status", "").body)
 	if res["active"] != "bedtime" || res["message"] != "bedtime until 07:00" || res["clock"] != "set" {
@@ -251,11 +217,11 @@ func TestDailyLimitFadesOutOnTheSpeaker(t *testing.T) {
 	media, data := t.TempDir(), t.TempDir()
 	levelWAV(t, filepath.Join(media, "Tag", "Folge 1.wav"), 300)
 	wav := filepath.Join(t.TempDir(), "speaker.wav")
-	clk := &rulesClock{wall: monday(10, 0)}
-	started := make(chan *app, 1)
-	base, stop := startBoxWith(t, media, data, func(c *Config) {
-		c.RulesClock, c.Output = clk, "wav:"+wav
-		c.onStart = func(x *app) { started <- x }
+	clk := testClock(monday(10, 0))
+	started := make(chan *running, 1)
+	base, stop := startBoxWith(t, media, data, func(c *setup) {
+		c.clock, c.Output = clk, "wav:"+wav
+		c.onStart = func(x *running) { started <- x }
 	})
 	defer stop()
 	a := <-started
@@ -267,7 +233,7 @@ func TestDailyLimitFadesOutOnTheSpeaker(t *testing.T) {
 	vol := st["volume"].(float64)
 
 	// 4 s are left: the fade begins, and the music pauses when it is over.
-	clk.add(56 * time.Second)
+	clk.Advance(56 * time.Second)
 	waitStatus(t, c, "the pause", func(st map[string]any) bool { return st["state"] == "paused" })
 	st = waitStatus(t, c, "the volume back", func(st map[string]any) bool { return st["volume"].(float64) == vol })
 	lim := restrictions(st)["daily_limit"].(map[string]any)
@@ -337,14 +303,14 @@ func TestDailyCounterAcrossRestartAndMidnight(t *testing.T) {
 	if err := testmedia.Library(media, map[string][]float64{"Tag": {60}}); err != nil {
 		t.Fatal(err)
 	}
-	clk := &rulesClock{wall: monday(23, 50)}
-	base, stop := startBoxWith(t, media, data, func(c *Config) { c.RulesClock = clk })
+	clk := testClock(monday(23, 50))
+	base, stop := startBoxWith(t, media, data, func(c *setup) { c.clock = clk })
 	ids := folderIDsByName(t, base)
 	c := &caller{t: t, base: base, hc: &http.Client{}}
 	c.do("PUT", "/api/admin/parental", `{"daily_limit_minutes":`+everyDay(30)+`}`).want(t, "rules", 200, "")
 	c.do("POST", "/api/command", `{"action":"folder","folder_id":"`+ids["Tag"]+`"}`).want(t, "folder", 200, "")
 	waitStatus(t, c, "the keeper counting", keeperSawPlaying)
-	clk.add(5 * time.Minute)
+	clk.Advance(5 * time.Minute)
 	used := func(st map[string]any) float64 {
 		return restrictions(st)["daily_limit"].(map[string]any)["used_seconds"].(float64)
 	}
@@ -352,14 +318,14 @@ func TestDailyCounterAcrossRestartAndMidnight(t *testing.T) {
 	c.do("POST", "/api/command", `{"action":"pause"}`).want(t, "pause", 200, "")
 	stop()
 
-	clk2 := &rulesClock{wall: monday(23, 57)}
-	base, stop = startBoxWith(t, media, data, func(c *Config) { c.RulesClock = clk2 })
+	clk2 := testClock(monday(23, 57))
+	base, stop = startBoxWith(t, media, data, func(c *setup) { c.clock = clk2 })
 	defer stop()
 	c = &caller{t: t, base: base, hc: &http.Client{}}
 	if u := used(c.do("GET", "/api/status", "").body); u < 300 || u > 302 {
 		t.Errorf("after the restart: %v s used", u)
 	}
-	clk2.add(3*time.Minute + time.Second) // 00:00:01 on Tuesday
+	clk2.Advance(3*time.Minute + time.Second) // 00:00:01 on Tuesday
 	if u := used(c.do("GET", "/api/status", "").body); u != 0 {
 		t.Errorf("after midnight: %v s used", u)
 	}
@@ -388,7 +354,7 @@ func TestDailyCounterSurvivesKill(t *testing.T) {
 		}
 		return s.Listening.Seconds
 	}
-	used := func(b *box) float64 {
+	used := func(b *proc) float64 {
 		var st struct {
 			Restrictions struct {
 				DailyLimit struct {
@@ -399,7 +365,7 @@ func TestDailyCounterSurvivesKill(t *testing.T) {
 		b.get(t, "/api/status", &st)
 		return st.Restrictions.DailyLimit.UsedSeconds
 	}
-	post := func(b *box, body string) {
+	post := func(b *proc, body string) {
 		resp, err := b.http.Post(b.base+"/api/command", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -456,7 +422,7 @@ func TestDailyCounterSurvivesKill(t *testing.T) {
 }
 
 // folderIDs1 is the id of the one folder of the library.
-func (b *box) folderIDs1(t *testing.T) string {
+func (b *proc) folderIDs1(t *testing.T) string {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var lib []struct {
@@ -473,7 +439,7 @@ func (b *box) folderIDs1(t *testing.T) string {
 }
 
 // waitStatusBox polls a playerd process until the position satisfies ok.
-func waitStatusBox(t *testing.T, b *box, ok func(float64) bool) {
+func waitStatusBox(t *testing.T, b *proc, ok func(float64) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var st status
@@ -491,12 +457,8 @@ func waitStatusBox(t *testing.T, b *box, ok func(float64) bool) {
 // folder that a parent started and paused is refused there too, in that
 // API's error shape, with the rule's message.
 func TestParentalGateOnHomeAutomation(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Geheim": {30}}); err != nil {
-		t.Fatal(err)
-	}
-	clock := &haClock{}
-	clock.ns.Store(time.Now().UnixNano())
+	media := mediaLibrary(t, map[string][]float64{"Geheim": {30}})
+	clock := testClock(time.Now())
 	b := startHABox(t, media, t.TempDir(), clock)
 	defer func() { b.stop() }()
 	_, digest := probe(t, b.haAddr)

@@ -66,6 +66,10 @@ func newRadioServer(t *testing.T) *radioServer {
 		w.Header().Set("Content-Type", "audio/mpeg")
 		http.ServeContent(w, r, "episode.mp3", time.Time{}, bytes.NewReader(rs.episode))
 	}
+	mux.HandleFunc("/cover.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(pngOf(16, 16))
+	})
 	mux.HandleFunc("/ep1.mp3", episode)
 	mux.HandleFunc("/ep2.mp3", episode)
 	rs.Server = httptest.NewServer(mux)
@@ -159,10 +163,10 @@ func nowPlaying(st map[string]any) string {
 // child's clients use it.
 func TestRadioEndToEnd(t *testing.T) {
 	rs := newRadioServer(t)
-	media, data := newLibrary(t), t.TempDir()
-	edit := func(c *Config) {
-		c.StreamAllowLoopback = true
-		c.StreamReadTimeout = time.Second
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), t.TempDir()
+	edit := func(c *setup) {
+		c.allowLoopback = true
+		c.streamReadTimeout = time.Second
 	}
 	base, stop := startBoxWith(t, media, data, edit)
 	defer func() { stop() }()

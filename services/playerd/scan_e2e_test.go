@@ -70,7 +70,7 @@ func TestServesWhileTheFirstScanRuns(t *testing.T) {
 			close(hold)
 		}
 	}
-	base, stop := startBoxWith(t, media, t.TempDir(), func(c *Config) { c.holdScan = hold })
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.holdScan = hold })
 	defer stop()
 	defer release()
 	// From the box's first event on: the scan started before the stream.

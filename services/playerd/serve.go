@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -75,4 +78,45 @@ func memoryLimit() string {
 		return "none"
 	}
 	return fmt.Sprintf("%dMiB", n>>20)
+}
+
+// serve answers HTTP until ctx ends, on listeners that wrap makes of ln
+// (the limits, TLS). When the port cannot be taken (another process still
+// holds it) or the listener breaks, it listens again, with backoff, on the
+// same address; ln may be nil when the first listen failed. gokrazy would
+// restart playerd instead, but a restart stops the music, loses the
+// position since the last save and, for a fault that persists, repeats
+// every second (docs/faults.md).
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, wrap func(net.Listener) net.Listener, log *slog.Logger) {
+	wait := time.Duration(0)
+	for {
+		if ln == nil {
+			var err error
+			if ln, err = net.Listen("tcp", addr); err != nil {
+				if wait == 0 {
+					log.Error("cannot listen, retrying", "listen", addr, "error", err)
+				}
+				wait = min(max(2*wait, time.Second), 30*time.Second)
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			if wait != 0 {
+				log.Info("listening again", "listen", ln.Addr().String())
+			}
+		}
+		wait = 0
+		addr = ln.Addr().String() // a port chosen by the system stays the same
+		err := srv.Serve(wrap(ln))
+		if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
+			return
+		}
+		log.Error("http server stopped, listening again", "listen", addr, "error", err)
+		ln = nil
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
 // One address opening thousands of keep-alive connections at once gets its
@@ -25,10 +23,7 @@ import (
 // memory) come from cmd/flood, not from here.
 func TestFloodFromOneAddress(t *testing.T) {
 	conns := floodSize(t, 2000)
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"Hoerspiele/Folge A": {3}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	target := strings.TrimPrefix(base, "http://")
@@ -131,10 +126,7 @@ func TestFloodFromOneAddress(t *testing.T) {
 
 // Headers past the limit are refused with 431 before any handler runs.
 func TestOversizedHeaderRefused(t *testing.T) {
-	media := t.TempDir()
-	if err := testmedia.Library(media, map[string][]float64{"A": {1}}); err != nil {
-		t.Fatal(err)
-	}
+	media := mediaLibrary(t, map[string][]float64{"A": {1}})
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	req, _ := http.NewRequest("GET", base+"/api/status", nil)

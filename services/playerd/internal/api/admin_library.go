@@ -25,12 +25,8 @@ type LibraryAdmin interface {
 	Limits() library.Limits
 }
 
-// Upload is one upload in progress (library.Upload).
-type Upload interface {
-	Add(name string, r io.Reader) (library.File, error)
-	Commit() ([]library.File, error)
-	Close()
-}
+// Upload is one upload in progress.
+type Upload = library.Pending
 
 var errNoLibraryAdmin = fault.New(fault.Unavailable, "library management unavailable")
 

@@ -55,6 +55,7 @@ func (h *handler) haEnable(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	h.log.Info("home-automation pairing window opened", "scopes", req.Scopes)
 	writeJSON(w, http.StatusOK, res)
 }
 
@@ -78,9 +79,11 @@ func (h *handler) haRevoke(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoHA)
 		return
 	}
-	if err := h.HA.Revoke(pathVar(r, "client_id")); err != nil {
+	id := pathVar(r, "client_id")
+	if err := h.HA.Revoke(id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	h.log.Info("home-automation client revoked", "client_id", id)
 	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
 }

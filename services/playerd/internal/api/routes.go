@@ -100,6 +100,9 @@ func NewHandler(d Deps) http.Handler {
 	if d.Auth == nil || d.Hosts == nil {
 		panic("api: Deps.Auth and Deps.Hosts are required")
 	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
 	h := &handler{Deps: d, log: d.Log}
 	r := mux.NewRouter()
 	h.routes(r)

@@ -169,7 +169,8 @@ func (d *Display) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	changed := d.changes() // before the frame: a change after it is not missed
+	// Both before the frame: a change after it is not missed.
+	changed, paired := d.changes(), d.pairingChanges()
 	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err)
 	}
@@ -195,10 +196,11 @@ func (d *Display) Run(ctx context.Context) error {
 			case <-feed:
 			case <-d.wake:
 			case <-changed:
+			case <-paired:
 			case <-timer.C:
 			}
 		}
-		changed = d.changes()
+		changed, paired = d.changes(), d.pairingChanges()
 		if err := d.refresh(ctx); err != nil {
 			d.o.OnError(err)
 		}
@@ -206,21 +208,28 @@ func (d *Display) Run(ctx context.Context) error {
 }
 
 // drain reads the events that arrived; the screen redraws from the
-// player's status and its own state, so their content does not matter.
-// pending reports that a redraw is due. A subscription dropped for being
-// slow is replaced (and a redraw is due: events were lost); after the feed
-// closed, next is nil.
+// player's status and its own state, so the content of most does not
+// matter. A change of the catalog, a finished scan or new settings (the
+// navigation among them) also make it forget its covers and read the home
+// model again. pending reports that a redraw is due. A subscription dropped
+// for being slow is replaced (and the content counts as changed: events
+// were lost); after the feed closed, next is nil.
 func (d *Display) drain(sub *events.Subscription) (pending bool, next *events.Subscription) {
 	for {
 		ev, err := sub.Next()
 		switch {
 		case errors.Is(err, events.ErrSlow):
 			sub.Close()
+			d.ContentChanged()
 			return true, d.o.Events.Subscribe()
 		case err != nil:
 			return false, nil
 		case ev == nil:
 			return pending, sub
+		}
+		switch ev.Kind {
+		case events.KindCatalog, events.KindLibrary, events.KindSettings:
+			d.ContentChanged()
 		}
 		pending = true
 	}

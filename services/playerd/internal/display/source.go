@@ -36,6 +36,15 @@ func (d *Display) changes() <-chan struct{} {
 	return nil
 }
 
+// pairingChanges is the pairing's change signal, where it gives one: a
+// window opened or a code to show redraws at once.
+func (d *Display) pairingChanges() <-chan struct{} {
+	if c, ok := d.o.Pairing.(changer); ok {
+		return c.Changed()
+	}
+	return nil
+}
+
 // Feed is the box's event feed (*events.Bus). The screen redraws when an
 // event arrives, whatever its kind, and publishes the messages it shows
 // and clears.

@@ -52,6 +52,7 @@ const (
 	KindScan         Kind = "scan"         // a library scan started, got further or ended
 	KindRestrictions Kind = "restrictions" // a parental rule began or ended
 	KindSettings     Kind = "settings"     // a section of the settings changed
+	KindCatalog      Kind = "catalog"      // folders, stations, podcasts or covers changed outside a scan
 )
 
 // Kinds that streams write themselves and that are never published: the
@@ -65,6 +66,18 @@ var published = map[Kind]bool{
 	KindState: true, KindQueue: true, KindTrack: true, KindVolume: true, KindSeek: true,
 	KindNowPlaying: true, KindSpeech: true, KindMessage: true, KindBattery: true,
 	KindLibrary: true, KindScan: true, KindRestrictions: true, KindSettings: true,
+	KindCatalog: true,
+}
+
+// Sources of a KindCatalog change.
+const (
+	CatalogLibrary = "library" // the media library: a folder, an upload, a cover
+	CatalogRadio   = "radio"   // the parent's stations and podcasts, or a feed
+)
+
+// CatalogChange is the payload of KindCatalog.
+type CatalogChange struct {
+	Source string `json:"source"`
 }
 
 // Kinds lists every kind a client can receive, published or written by a

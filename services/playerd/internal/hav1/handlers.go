@@ -122,11 +122,13 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request) {
 // cover is GET /media/cover/current: the cover of what plays now.
 func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 	st := h.Player.Status()
-	if st.Cover == nil || h.Covers == nil {
+	if st.Cover == nil || st.FolderID == nil || h.Covers == nil {
 		h.fail(w, r, fault.New(fault.NotFound, "nothing with a cover is playing"))
 		return
 	}
-	data, mimeType, err := h.Covers.Cover(*st.Cover)
+	// The status names the cover by its URL on :8090; the catalog knows it
+	// by the folder's id, whatever kind of folder it is.
+	data, mimeType, err := h.Covers.Cover(*st.FolderID)
 	if err != nil {
 		if errors.Is(err, library.ErrNotFound) {
 			err = fault.New(fault.NotFound, "nothing with a cover is playing")

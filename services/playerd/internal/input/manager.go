@@ -87,8 +87,7 @@ type Status struct {
 // Manager runs the inputs with the current wiring and applies a new wiring
 // at once. Its methods are safe for concurrent use.
 type Manager struct {
-	o       Options
-	changed chan struct{} // a new wiring was saved
+	o Options
 
 	mu     sync.Mutex
 	status Status
@@ -111,7 +110,7 @@ func New(o Options) (*Manager, error) {
 	if o.OnError == nil {
 		o.OnError = func(error) {}
 	}
-	return &Manager{o: o, changed: make(chan struct{}, 1),
+	return &Manager{o: o,
 		status: Status{Devices: []DeviceStatus{}, GPIO: GPIOStatus{State: "off", Lines: []int{}}}}, nil
 }
 
@@ -119,27 +118,7 @@ func New(o Options) (*Manager, error) {
 func (m *Manager) Wiring() Wiring { return m.o.Wiring.Get() }
 
 // SetWiring validates and saves w; the inputs follow it at once.
-func (m *Manager) SetWiring(w Wiring) error {
-	if err := m.o.Wiring.put(w); err != nil {
-		return err
-	}
-	m.reapply()
-	return nil
-}
-
-// Reload reads input.json again (after a restore) and applies it.
-func (m *Manager) Reload() error {
-	err := m.o.Wiring.load()
-	m.reapply()
-	return err
-}
-
-func (m *Manager) reapply() {
-	select {
-	case m.changed <- struct{}{}:
-	default:
-	}
-}
+func (m *Manager) SetWiring(w Wiring) error { return m.o.Wiring.put(w) }
 
 // Status returns the claimed devices and the buttons' state.
 func (m *Manager) Status() Status {
@@ -153,6 +132,11 @@ func (m *Manager) Status() Status {
 
 // Run reads the inputs until ctx ends; a new wiring restarts them.
 func (m *Manager) Run(ctx context.Context) error {
+	// A change before the start is in the wiring the first run reads.
+	select {
+	case <-m.o.Wiring.changed:
+	default:
+	}
 	for {
 		gen, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -162,7 +146,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			cancel()
 			<-done
 			return nil
-		case <-m.changed:
+		case <-m.o.Wiring.changed:
 			cancel()
 			<-done
 		}

@@ -285,7 +285,8 @@ func encodeWiring(w Wiring) ([]byte, error) {
 // WiringStore keeps input.json, written through state.WriteFile; a change
 // takes effect only once it is on disk.
 type WiringStore struct {
-	path string
+	path    string
+	changed chan struct{} // a new wiring is current: the Manager applies it
 
 	mu    sync.Mutex
 	w     Wiring
@@ -296,8 +297,22 @@ type WiringStore struct {
 // a corrupt or invalid one gives the defaults and an error to log, and
 // stays on disk until the next save.
 func LoadWiring(dir string) (*WiringStore, error) {
-	s := &WiringStore{path: filepath.Join(dir, WiringFileName), w: DefaultWiring()}
+	s := &WiringStore{path: filepath.Join(dir, WiringFileName), changed: make(chan struct{}, 1), w: DefaultWiring()}
 	return s, s.load()
+}
+
+// Reload reads input.json again (after a restore); the inputs follow it.
+func (s *WiringStore) Reload() error {
+	err := s.load()
+	s.changes()
+	return err
+}
+
+func (s *WiringStore) changes() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (s *WiringStore) load() error {
@@ -354,5 +369,6 @@ func (s *WiringStore) put(w Wiring) error {
 		return fault.Wrap(fault.Internal, err, "input wiring could not be saved")
 	}
 	s.w, s.saved = w.clone(), true
+	s.changes()
 	return nil
 }

@@ -99,6 +99,14 @@ func (l *Library) acquire() (func(), error) {
 	}
 }
 
+// Pending is an upload in progress as those who hand it on see it (Upload,
+// or a wrapper that tells others of its commit).
+type Pending interface {
+	Add(name string, r io.Reader) (File, error)
+	Commit() ([]File, error)
+	Close()
+}
+
 // BeginUpload starts an upload into the folder id of size bytes in all (-1
 // when unknown). It fails with fault.TooLarge when that would leave less
 // than Limits.MinFree free.

@@ -73,6 +73,26 @@ type Manager struct {
 	buckets  map[string]*Bucket // per client id
 	starts   *Bucket            // pair/start, box-wide
 	confirms *Bucket            // pair/confirm, box-wide across all sources
+
+	changedMu sync.Mutex
+	changed   chan struct{} // closed at the next change of what the screen shows
+}
+
+// Changed returns a channel that is closed at the next change of what the
+// screen shows (Prompt): a window opened or closed, a code to show or to
+// take away.
+func (m *Manager) Changed() <-chan struct{} {
+	m.changedMu.Lock()
+	defer m.changedMu.Unlock()
+	return m.changed
+}
+
+func (m *Manager) notify() {
+	m.changedMu.Lock()
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.changedMu.Unlock()
+	m.cfg.OnChange()
 }
 
 type pending struct {
@@ -107,7 +127,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.RequestBurst <= 0 {
 		cfg.RequestBurst = 30
 	}
-	m := &Manager{cfg: cfg, buckets: map[string]*Bucket{},
+	m := &Manager{cfg: cfg, buckets: map[string]*Bucket{}, changed: make(chan struct{}),
 		starts:   NewBucket(2*time.Second, 5),
 		confirms: NewBucket(2*time.Second, 10)}
 	clients, err := load(cfg.File)
@@ -135,7 +155,7 @@ func (m *Manager) Enable(allowed []Scope) (time.Time, error) {
 	m.window, m.allowed = now.Add(m.cfg.Window), slices.Clone(allowed)
 	until := m.window
 	m.mu.Unlock()
-	m.cfg.OnChange()
+	m.notify()
 	return until, nil
 }
 
@@ -147,7 +167,7 @@ func (m *Manager) Cancel() {
 	m.pending, m.window = nil, time.Time{}
 	m.mu.Unlock()
 	if changed {
-		m.cfg.OnChange()
+		m.notify()
 	}
 }
 
@@ -189,7 +209,7 @@ func (m *Manager) Start(req StartRequest) (Started, error) {
 	p, err := m.start(now, req.ClientID, name, requested)
 	m.mu.Unlock()
 	if changed || err == nil {
-		m.cfg.OnChange()
+		m.notify()
 	}
 	if err != nil {
 		return Started{}, err
@@ -258,7 +278,7 @@ func (m *Manager) Confirm(req ConfirmRequest) (Grant, error) {
 	g, voided, err := m.confirm(now, req, code)
 	m.mu.Unlock()
 	if changed || voided || err == nil {
-		m.cfg.OnChange()
+		m.notify()
 	}
 	return g, err
 }
@@ -342,7 +362,7 @@ func (m *Manager) Prompt() *Prompt {
 	}
 	m.mu.Unlock()
 	if changed {
-		m.cfg.OnChange()
+		m.notify()
 	}
 	return p
 }
@@ -382,7 +402,7 @@ func (m *Manager) Status() Status {
 	}
 	m.mu.Unlock()
 	if changed {
-		m.cfg.OnChange()
+		m.notify()
 	}
 	return s
 }

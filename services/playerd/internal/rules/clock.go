@@ -2,27 +2,16 @@ package rules
 
 import (
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 )
 
-// Clock is the time the rules go by. Tests pass a fake one.
-type Clock interface {
-	// Now is the wall clock. The Pi has no real-time clock: until the
-	// network time is set it is wrong, years in the past.
-	Now() time.Time
-	// Uptime never jumps: it measures listening and fades.
-	Uptime() time.Duration
-}
-
-// System is the real clock.
-type System struct{ start time.Time }
+// Clock is the time the rules go by: the wall clock for windows and days,
+// the uptime for listening and fades. Tests pass a fake one.
+type Clock = clock.Clock
 
 // SystemClock returns the real clock.
-func SystemClock() *System { return &System{start: time.Now()} }
-
-func (c *System) Now() time.Time { return time.Now() }
-
-// Uptime is the monotonic time since SystemClock was called.
-func (c *System) Uptime() time.Duration { return time.Since(c.start) }
+func SystemClock() Clock { return clock.NewSystem() }
 
 // Zone gives the time zone the windows and the day are read in. It is
 // asked each time, so a change of the setting applies at once.

@@ -1,4 +1,4 @@
-package main
+package box
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/power"
 )
 
-// idleEvery is how often idle shutdown looks at the player: the setting is
-// in minutes.
+// idleEvery is how often the idle checks look at the player: the setting
+// is in minutes.
 const idleEvery = 15 * time.Second
 
-func (a *app) runIdleShutdown(ctx context.Context) {
+func (b *Box) runIdle(ctx context.Context) {
 	t := time.NewTicker(idleEvery)
 	defer t.Stop()
-	a.idleShutdown(ctx, t.C, time.Now, heapMemory{retained: retainedHeap, release: debug.FreeOSMemory})
+	b.idle(ctx, t.C, heapMemory{retained: retainedHeap, release: debug.FreeOSMemory})
 }
 
-// heapMemory is what idle shutdown knows of the Go heap: how much of it a
+// heapMemory is what the idle checks know of the Go heap: how much of it a
 // release would give back to the system, and the release.
 type heapMemory struct {
 	retained func() uint64
@@ -51,40 +51,42 @@ func retainedHeap() uint64 {
 	return free + objects - min(objects, live)
 }
 
-// idleShutdown switches the box off after the settings' minutes in which
-// nothing played (power.idle_shutdown_minutes; 0: never), the way a parent
-// would: through the power request, which saves the state first and on a
-// development machine only logs. tick paces it; now tells the time.
+// idle switches the box off after the settings' minutes in which nothing
+// played (power.idle_shutdown_minutes; 0: never), through the one power
+// request, which saves the state first and on a development machine only
+// logs. The minutes are counted on the clock's uptime, so a step of the
+// wall clock neither switches the box off early nor keeps it on. tick
+// paces the checks.
 //
-// A tick that finds the player idle with more than releaseAbove of heap to
+// A check that finds the player idle with more than releaseAbove of heap to
 // give back also releases it (debug.FreeOSMemory): what playing left behind
 // (decoders' frames, a prefetched track) would otherwise stay until the
 // runtime's forced collection, every two minutes on a box that allocates
 // nothing while idle, and a box is idle most of the day.
-func (a *app) idleShutdown(ctx context.Context, tick <-chan time.Time, now func() time.Time, mem heapMemory) {
-	since := now()
+func (b *Box) idle(ctx context.Context, tick <-chan time.Time, mem heapMemory) {
+	since := b.clock.Uptime()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick:
 		}
-		st := a.player.Status()
+		st := b.player.Status()
 		if st.State == player.Playing || st.Speaking {
-			since = now()
+			since = b.clock.Uptime()
 			continue
 		}
 		if mem.retained() > releaseAbove {
 			mem.release()
 		}
-		limit := time.Duration(a.settings.Get().Power.IdleShutdownMinutes) * time.Minute
-		if limit <= 0 || now().Sub(since) < limit {
+		limit := time.Duration(b.settings.Get().Power.IdleShutdownMinutes) * time.Minute
+		if limit <= 0 || b.clock.Uptime()-since < limit {
 			continue
 		}
-		a.log.Warn("nothing played for the idle time: switching off", "minutes", int(limit/time.Minute))
-		since = now() // a development machine keeps running: not again at once
-		if _, err := (systemAdmin{a}).Power(power.PowerOff); err != nil {
-			a.log.Warn("idle shutdown", "error", err)
+		b.log.Warn("nothing played for the idle time: switching off", "minutes", int(limit/time.Minute))
+		since = b.clock.Uptime() // a development machine keeps running: not again at once
+		if _, err := b.power.Request(power.PowerOff, "idle time"); err != nil {
+			b.log.Warn("idle shutdown", "error", err)
 		}
 	}
 }

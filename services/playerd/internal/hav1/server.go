@@ -1,0 +1,171 @@
+package hav1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
+	"github.com/storybox/storybox/services/playerd/internal/pki"
+)
+
+// The home-automation API's own state on the box: its TLS identity (a CA
+// and a server certificate that follows the box's names and addresses) and
+// the paired clients. The local admin API opens pairing and revokes
+// clients through it (Status, Enable, Cancel, Revoke).
+
+// ServerConfig says where the secrets are and what the box is called.
+type ServerConfig struct {
+	// Dir holds the CA and server keys and the paired clients' token
+	// hashes (all 0600).
+	Dir      string
+	DeviceID string
+	// Host is the box's host name; Names are the further names it answers
+	// to. The certificate carries them all, and localhost.
+	Host  string
+	Names []string
+	// Port is where the API listens, for the admin page.
+	Port int
+	Now  func() time.Time // nil: time.Now
+}
+
+// Server is the API's identity and its paired clients.
+type Server struct {
+	id      *pki.Identity
+	pairing *pairing.Manager
+	names   []string
+	port    int
+	device  string
+}
+
+// ErrOff answers the admin area while the API is off.
+var ErrOff = fault.New(fault.Unavailable, "the home-automation API is off (see the log)")
+
+// Open opens the TLS identity and the paired clients. A nil Server means
+// the API must stay off (err says why); a Server with an error works, but
+// something was lost that the log should tell (a replaced identity: clients
+// pair again; an unreadable clients file; a certificate not yet issued).
+func Open(cfg ServerConfig) (*Server, error) {
+	if cfg.DeviceID == "" {
+		return nil, errors.New("the box has no saved id")
+	}
+	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Now: cfg.Now})
+	if id == nil {
+		return nil, fmt.Errorf("no TLS identity: %w", err)
+	}
+	var problems []error
+	if err != nil {
+		problems = append(problems, fmt.Errorf("TLS identity replaced; paired clients must pair again: %w", err))
+	}
+	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Now: cfg.Now})
+	if err != nil {
+		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
+	}
+	s := &Server{id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	if _, err := s.Renew(); err != nil {
+		problems = append(problems, fmt.Errorf("certificate: %w", err))
+	}
+	return s, errors.Join(problems...)
+}
+
+// certNames are the names the server certificate carries: those the API
+// answers to (auth.Hosts), localhost included.
+func certNames(host string, extra []string) []string {
+	names := []string{"localhost"}
+	if host = strings.TrimSuffix(strings.ToLower(host), "."); host != "" {
+		names = append(names, host, host+".local")
+		if first, _, ok := strings.Cut(host, "."); ok && first != "" {
+			names = append(names, first, first+".local")
+		}
+	}
+	return append(names, extra...)
+}
+
+// Identity is the TLS identity the listener serves.
+func (s *Server) Identity() *pki.Identity { return s.id }
+
+// Pairing is the approval window and the paired clients.
+func (s *Server) Pairing() *pairing.Manager { return s.pairing }
+
+// Renew issues a new server certificate when the box's addresses or names
+// changed or the certificate is due; renewed reports that it did.
+func (s *Server) Renew() (renewed bool, err error) {
+	addrs, err := pki.Addresses()
+	if err != nil {
+		return false, err
+	}
+	return s.id.Ensure(pki.Hosts{Names: s.names, Addrs: addrs})
+}
+
+// KeepCertificate renews the certificate whenever tick fires (a new DHCP
+// lease gets a certificate within one tick) until ctx ends; report hears
+// each renewal and each failure.
+func (s *Server) KeepCertificate(ctx context.Context, tick <-chan time.Time, report func(renewed bool, err error)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		}
+		if renewed, err := s.Renew(); err != nil || renewed {
+			report(renewed, err)
+		}
+	}
+}
+
+// Status is GET /api/admin/ha: what a parent needs to pair and to see who
+// is paired. Never a code or a token.
+func (s *Server) Status() (any, error) {
+	if s == nil {
+		return nil, ErrOff
+	}
+	leaf := s.id.Leaf()
+	st := s.pairing.Status()
+	out := map[string]any{
+		"fingerprint": s.id.Fingerprint(),
+		"device_id":   s.device,
+		"port":        s.port,
+		"pairing":     map[string]any{"window_open": st.WindowOpen, "window_expires_in": st.WindowLeft, "allowed_scopes": st.Allowed, "pending": st.Pending},
+		"clients":     st.Clients,
+	}
+	if leaf != nil {
+		var addrs []string
+		for _, ip := range leaf.IPAddresses {
+			if ad, ok := netip.AddrFromSlice(ip); ok {
+				addrs = append(addrs, ad.Unmap().String())
+			}
+		}
+		out["certificate"] = map[string]any{"names": leaf.DNSNames, "addresses": addrs, "not_after": leaf.NotAfter}
+	}
+	return out, nil
+}
+
+// Enable opens the pairing window for the named scopes.
+func (s *Server) Enable(scopes []string) (any, error) {
+	if s == nil {
+		return nil, ErrOff
+	}
+	return Enable(s.pairing, scopes)
+}
+
+// Cancel closes the pairing window.
+func (s *Server) Cancel() error {
+	if s == nil {
+		return ErrOff
+	}
+	s.pairing.Cancel()
+	return nil
+}
+
+// Revoke removes a paired client.
+func (s *Server) Revoke(clientID string) error {
+	if s == nil {
+		return ErrOff
+	}
+	return s.pairing.Revoke(clientID)
+}
