@@ -66,40 +66,6 @@ func multipartOf(t *testing.T, parts ...part) (string, []byte) {
 	return mw.FormDataContentType(), buf.Bytes()
 }
 
-// call is one request to the box.
-type call struct {
-	method, path, ctype string
-	body                []byte
-	status              int
-}
-
-func jsonCall(method, path, body string, status int) call {
-	ctype := ""
-	if body != "" {
-		ctype = "application/json"
-	}
-	return call{method, path, ctype, []byte(body), status}
-}
-
-// do sends c and checks its status; the answer is returned.
-func do(t *testing.T, client *http.Client, base string, c call) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(c.method, base+c.path, bytes.NewReader(c.body))
-	if c.ctype != "" {
-		req.Header.Set("Content-Type", c.ctype)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != c.status {
-		t.Errorf("%s %s: %d %.300s, want %d", c.method, c.path, resp.StatusCode, data, c.status)
-	}
-	return resp, data
-}
-
 func pngOf(w, h int) []byte {
 	var b bytes.Buffer
 	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h)))

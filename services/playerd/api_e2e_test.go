@@ -40,11 +40,6 @@ func firstEvent(t *testing.T, body io.Reader) []byte {
 	}
 }
 
-type exchange struct {
-	method, path, body string
-	status             int
-}
-
 // The running handler and docs/openapi.yaml agree: every route is
 // documented and every documented path is served, and real requests and
 // responses validate against the document.
@@ -99,148 +94,141 @@ func TestAPIMatchesReference(t *testing.T) {
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar}
 	const pw = `"correct horse battery"`
-	exchanges := []exchange{
-		{"GET", "/api/health", "", 200},
-		{"GET", "/api/status", "", 200},
-		{"GET", "/api/events", "", 200},
-		{"GET", "/api/info", "", 200},
-		{"GET", "/api/library", "", 200},
-		{"GET", "/api/home", "", 200},
-		{"GET", "/api/system", "", 200},
-		{"GET", "/api/system/metrics", "", 200},
-		{"GET", "/api/hat/status", "", 200},
-		{"GET", "/api/mupihat/status", "", 200},
-		{"GET", "/api/admin/auth", "", 200},
-		{"GET", "/api/cover/" + id, "", 404},
-		{"POST", "/api/command", `{"action":"play"}`, 409},
-		{"POST", "/api/command", `{"action":"folder","folder_id":"` + id + `"}`, 200},
-		{"POST", "/api/command", `{"action":"volume","value":100}`, 200},
-		{"POST", "/api/command", `{"action":"resume","folder_id":"` + id + `","item_index":9}`, 400},
-		{"GET", "/api/status", "", 200},
-		{"POST", "/api/speak", `{"text":""}`, 400},
-		{"POST", "/api/speak", `{"text":"Hallo"}`, 503},
-		{"POST", "/api/message", `{"message":"Gute Nacht","duration_ms":3000}`, 200},
-		{"GET", "/api/message", "", 200},
-		{"GET", "/api/ui-state", "", 200},
-		{"GET", "/api/display/screenshot", "", 200},
-		{"POST", "/api/admin/library/rescan", `{}`, 200},
+	exchanges := []call{
+		jsonCall("GET", "/api/health", "", 200),
+		jsonCall("GET", "/api/status", "", 200),
+		jsonCall("GET", "/api/events", "", 200),
+		jsonCall("GET", "/api/info", "", 200),
+		jsonCall("GET", "/api/library", "", 200),
+		jsonCall("GET", "/api/home", "", 200),
+		jsonCall("GET", "/api/system", "", 200),
+		jsonCall("GET", "/api/system/metrics", "", 200),
+		jsonCall("GET", "/api/hat/status", "", 200),
+		jsonCall("GET", "/api/mupihat/status", "", 200),
+		jsonCall("GET", "/api/admin/auth", "", 200),
+		jsonCall("GET", "/api/cover/"+id, "", 404),
+		jsonCall("POST", "/api/command", `{"action":"play"}`, 409),
+		jsonCall("POST", "/api/command", `{"action":"folder","folder_id":"`+id+`"}`, 200),
+		jsonCall("POST", "/api/command", `{"action":"volume","value":100}`, 200),
+		jsonCall("POST", "/api/command", `{"action":"resume","folder_id":"`+id+`","item_index":9}`, 400),
+		jsonCall("GET", "/api/status", "", 200),
+		jsonCall("POST", "/api/speak", `{"text":""}`, 400),
+		jsonCall("POST", "/api/speak", `{"text":"Hallo"}`, 503),
+		jsonCall("POST", "/api/message", `{"message":"Gute Nacht","duration_ms":3000}`, 200),
+		jsonCall("GET", "/api/message", "", 200),
+		jsonCall("GET", "/api/ui-state", "", 200),
+		jsonCall("GET", "/api/display/screenshot", "", 200),
+		jsonCall("POST", "/api/admin/library/rescan", `{}`, 200),
 		// Stations and podcasts (nothing here reaches the network: the
 		// box's policy refuses loopback, radio.example is never fetched
 		// until played).
-		{"GET", "/api/admin/stations", "", 200},
-		{"POST", "/api/admin/stations", `{"name":"Kinderfunk","url":"https://radio.example/kids.mp3","cover_url":"https://radio.example/logo.png"}`, 201},
-		{"POST", "/api/admin/stations", `{"name":"Box","url":"http://127.0.0.1:8090/api/status"}`, 400},
-		{"PUT", "/api/admin/stations/0123456789abcdef0123456789abcdef", `{"name":"x","url":"https://radio.example/"}`, 404},
-		{"DELETE", "/api/admin/stations/0123456789abcdef0123456789abcdef", "", 404},
-		{"GET", "/api/admin/stations", "", 200},
-		{"GET", "/api/library", "", 200},
-		{"GET", "/api/home", "", 200},
-		{"GET", "/api/admin/podcasts", "", 200},
-		{"POST", "/api/admin/podcasts", `{"url":"http://127.0.0.1:1/feed.xml"}`, 400},
-		{"PUT", "/api/admin/podcasts/0123456789abcdef0123456789abcdef", `{"url":"https://pod.example/feed"}`, 404},
-		{"DELETE", "/api/admin/podcasts/0123456789abcdef0123456789abcdef", "", 404},
-		{"POST", "/api/admin/podcasts/0123456789abcdef0123456789abcdef/refresh", "", 404},
+		jsonCall("GET", "/api/admin/stations", "", 200),
+		jsonCall("POST", "/api/admin/stations", `{"name":"Kinderfunk","url":"https://radio.example/kids.mp3","cover_url":"https://radio.example/logo.png"}`, 201),
+		jsonCall("POST", "/api/admin/stations", `{"name":"Box","url":"http://127.0.0.1:8090/api/status"}`, 400),
+		jsonCall("PUT", "/api/admin/stations/0123456789abcdef0123456789abcdef", `{"name":"x","url":"https://radio.example/"}`, 404),
+		jsonCall("DELETE", "/api/admin/stations/0123456789abcdef0123456789abcdef", "", 404),
+		jsonCall("GET", "/api/admin/stations", "", 200),
+		jsonCall("GET", "/api/library", "", 200),
+		jsonCall("GET", "/api/home", "", 200),
+		jsonCall("GET", "/api/admin/podcasts", "", 200),
+		jsonCall("POST", "/api/admin/podcasts", `{"url":"http://127.0.0.1:1/feed.xml"}`, 400),
+		jsonCall("PUT", "/api/admin/podcasts/0123456789abcdef0123456789abcdef", `{"url":"https://pod.example/feed"}`, 404),
+		jsonCall("DELETE", "/api/admin/podcasts/0123456789abcdef0123456789abcdef", "", 404),
+		jsonCall("POST", "/api/admin/podcasts/0123456789abcdef0123456789abcdef/refresh", "", 404),
 		// The network area, from the box itself (netd: fakeNetd).
-		{"GET", "/api/connectivity/wifi/status", "", 200},
-		{"GET", "/api/connectivity/wifi/adapters", "", 200},
-		{"GET", "/api/connectivity/wifi", "", 200},
-		{"GET", "/api/connectivity/wifi?interface=wlan9", "", 409},
-		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"correct horse","priority":2}`, 200},
-		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"wrong passphrase"}`, 502},
-		{"POST", "/api/connectivity/wifi/connect", `{"ssid":"home","pass":"x"}`, 400},
-		{"GET", "/api/connectivity/wifi/networks", "", 200},
-		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"home"}`, 200},
-		{"POST", "/api/connectivity/wifi/forget", `{"ssid":"elsewhere"}`, 404},
-		{"PUT", "/api/connectivity/wifi/country", `{"country":"DE"}`, 200},
-		{"GET", "/api/admin/ha", "", 200},
-		{"POST", "/api/admin/ha/pairing", `{"scopes":["read","power"]}`, 200},
-		{"POST", "/api/admin/ha/pairing", `{"scopes":["root"]}`, 400},
-		{"DELETE", "/api/admin/ha/pairing", "", 200},
-		{"DELETE", "/api/admin/ha/clients/nobody", "", 404},
+		jsonCall("GET", "/api/connectivity/wifi/status", "", 200),
+		jsonCall("GET", "/api/connectivity/wifi/adapters", "", 200),
+		jsonCall("GET", "/api/connectivity/wifi", "", 200),
+		jsonCall("GET", "/api/connectivity/wifi?interface=wlan9", "", 409),
+		jsonCall("POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"correct horse","priority":2}`, 200),
+		jsonCall("POST", "/api/connectivity/wifi/connect", `{"ssid":"home","password":"wrong passphrase"}`, 502),
+		jsonCall("POST", "/api/connectivity/wifi/connect", `{"ssid":"home","pass":"x"}`, 400),
+		jsonCall("GET", "/api/connectivity/wifi/networks", "", 200),
+		jsonCall("POST", "/api/connectivity/wifi/forget", `{"ssid":"home"}`, 200),
+		jsonCall("POST", "/api/connectivity/wifi/forget", `{"ssid":"elsewhere"}`, 404),
+		jsonCall("PUT", "/api/connectivity/wifi/country", `{"country":"DE"}`, 200),
+		jsonCall("GET", "/api/admin/ha", "", 200),
+		jsonCall("POST", "/api/admin/ha/pairing", `{"scopes":["read","power"]}`, 200),
+		jsonCall("POST", "/api/admin/ha/pairing", `{"scopes":["root"]}`, 400),
+		jsonCall("DELETE", "/api/admin/ha/pairing", "", 200),
+		jsonCall("DELETE", "/api/admin/ha/clients/nobody", "", 404),
 		// Cards and buttons.
-		{"GET", "/api/admin/cards", "", 200},
-		{"PUT", "/api/admin/cards/0004921380", `{"action":"folder","folder_id":"` + id + `","name":"Bobo"}`, 200},
-		{"PUT", "/api/admin/cards/12", `{"action":"sleep_timer"}`, 200},
-		{"PUT", "/api/admin/cards/abc", `{"action":"stop"}`, 400},
-		{"PUT", "/api/admin/cards/12", `{"action":"stop"}`, 200},
-		{"PUT", "/api/admin/cards", `{"same_card":"toggle_pause","sounds":false}`, 200},
-		{"PUT", "/api/admin/cards", `{"cards":{"x":{"action":"stop"}}}`, 400},
-		{"GET", "/api/admin/cards", "", 200},
-		{"DELETE", "/api/admin/cards/12", "", 200},
-		{"DELETE", "/api/admin/cards/12", "", 404},
-		{"GET", "/api/admin/cards/unknown", "", 200},
-		{"DELETE", "/api/admin/cards/unknown/99", "", 404},
-		{"GET", "/api/admin/cards/reads", "", 200},
-		{"POST", "/api/admin/cards/learn", `{"timeout_seconds":30}`, 200},
-		{"GET", "/api/admin/cards/learn?wait=0", "", 200},
-		{"GET", "/api/admin/cards/learn?wait=30", "", 400},
-		{"DELETE", "/api/admin/cards/learn", "", 200},
-		{"GET", "/api/admin/input", "", 200},
-		{"PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]}}`, 200},
-		{"PUT", "/api/admin/input", `{"volume_step":0}`, 400},
+		jsonCall("GET", "/api/admin/cards", "", 200),
+		jsonCall("PUT", "/api/admin/cards/0004921380", `{"action":"folder","folder_id":"`+id+`","name":"Bobo"}`, 200),
+		jsonCall("PUT", "/api/admin/cards/12", `{"action":"sleep_timer"}`, 200),
+		jsonCall("PUT", "/api/admin/cards/abc", `{"action":"stop"}`, 400),
+		jsonCall("PUT", "/api/admin/cards/12", `{"action":"stop"}`, 200),
+		jsonCall("PUT", "/api/admin/cards", `{"same_card":"toggle_pause","sounds":false}`, 200),
+		jsonCall("PUT", "/api/admin/cards", `{"cards":{"x":{"action":"stop"}}}`, 400),
+		jsonCall("GET", "/api/admin/cards", "", 200),
+		jsonCall("DELETE", "/api/admin/cards/12", "", 200),
+		jsonCall("DELETE", "/api/admin/cards/12", "", 404),
+		jsonCall("GET", "/api/admin/cards/unknown", "", 200),
+		jsonCall("DELETE", "/api/admin/cards/unknown/99", "", 404),
+		jsonCall("GET", "/api/admin/cards/reads", "", 200),
+		jsonCall("POST", "/api/admin/cards/learn", `{"timeout_seconds":30}`, 200),
+		jsonCall("GET", "/api/admin/cards/learn?wait=0", "", 200),
+		jsonCall("GET", "/api/admin/cards/learn?wait=30", "", 400),
+		jsonCall("DELETE", "/api/admin/cards/learn", "", 200),
+		jsonCall("GET", "/api/admin/input", "", 200),
+		jsonCall("PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]}}`, 200),
+		jsonCall("PUT", "/api/admin/input", `{"volume_step":0}`, 400),
 		// The parental rules: a refusal's body, the sleep timer.
-		{"GET", "/api/admin/parental", "", 200},
-		{"PUT", "/api/admin/parental", `{"locked_folders":["` + id + `"],"daily_limit_minutes":{"mon":60,"tue":60,"wed":60,"thu":60,"fri":60,"sat":60,"sun":60}}`, 200},
-		{"PUT", "/api/admin/parental", `{"locked_folders":["nope"]}`, 400},
-		{"POST", "/api/command", `{"action":"resume","folder_id":"` + id + `","item_index":0}`, 403},
-		{"POST", "/api/command", `{"action":"sleep_timer","value":"track"}`, 200},
-		{"POST", "/api/command", `{"action":"sleep_timer","value":15}`, 200},
-		{"GET", "/api/status", "", 200},
-		{"PUT", "/api/admin/parental", `{}`, 200},
+		jsonCall("GET", "/api/admin/parental", "", 200),
+		jsonCall("PUT", "/api/admin/parental", `{"locked_folders":["`+id+`"],"daily_limit_minutes":{"mon":60,"tue":60,"wed":60,"thu":60,"fri":60,"sat":60,"sun":60}}`, 200),
+		jsonCall("PUT", "/api/admin/parental", `{"locked_folders":["nope"]}`, 400),
+		jsonCall("POST", "/api/command", `{"action":"resume","folder_id":"`+id+`","item_index":0}`, 403),
+		jsonCall("POST", "/api/command", `{"action":"sleep_timer","value":"track"}`, 200),
+		jsonCall("POST", "/api/command", `{"action":"sleep_timer","value":15}`, 200),
+		jsonCall("GET", "/api/status", "", 200),
+		jsonCall("PUT", "/api/admin/parental", `{}`, 200),
 		// The administrator password: none yet, the first, a session, a
 		// change refused, logout, login.
-		{"GET", "/api/admin/auth", "", 200},
-		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 409},
-		{"PUT", "/api/admin/password", `{"new_password":"short"}`, 400},
-		{"PUT", "/api/admin/password", `{"new_password":` + pw + `}`, 200},
-		{"GET", "/api/admin/auth", "", 200},
-		{"POST", "/api/admin/library/rescan", `{}`, 200},
-		{"PUT", "/api/admin/password", `{"current_password":"not the password","new_password":"another password"}`, 403},
-		{"POST", "/api/admin/logout", "", 200},
-		{"POST", "/api/admin/library/rescan", `{}`, 401},
-		{"GET", "/api/admin/cards", "", 401},
-		{"PUT", "/api/admin/cards/1", `{"action":"stop"}`, 401},
-		{"POST", "/api/admin/logout", "", 401},
-		{"PUT", "/api/admin/password", `{"current_password":` + pw + `,"new_password":"another password"}`, 401},
-		{"POST", "/api/admin/login", `{"password":"not the password"}`, 401},
-		{"POST", "/api/admin/login", `{"password":` + pw + `}`, 200},
+		jsonCall("GET", "/api/admin/auth", "", 200),
+		jsonCall("POST", "/api/admin/login", `{"password":`+pw+`}`, 409),
+		jsonCall("PUT", "/api/admin/password", `{"new_password":"short"}`, 400),
+		jsonCall("PUT", "/api/admin/password", `{"new_password":`+pw+`}`, 200),
+		jsonCall("GET", "/api/admin/auth", "", 200),
+		jsonCall("POST", "/api/admin/library/rescan", `{}`, 200),
+		jsonCall("PUT", "/api/admin/password", `{"current_password":"not the password","new_password":"another password"}`, 403),
+		jsonCall("POST", "/api/admin/logout", "", 200),
+		jsonCall("POST", "/api/admin/library/rescan", `{}`, 401),
+		jsonCall("GET", "/api/admin/cards", "", 401),
+		jsonCall("PUT", "/api/admin/cards/1", `{"action":"stop"}`, 401),
+		jsonCall("POST", "/api/admin/logout", "", 401),
+		jsonCall("PUT", "/api/admin/password", `{"current_password":`+pw+`,"new_password":"another password"}`, 401),
+		jsonCall("POST", "/api/admin/login", `{"password":"not the password"}`, 401),
+		jsonCall("POST", "/api/admin/login", `{"password":`+pw+`}`, 200),
 	}
 	for range 5 {
-		exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":"a wrong guess"}`, 401})
+		exchanges = append(exchanges, jsonCall("POST", "/api/admin/login", `{"password":"a wrong guess"}`, 401))
 	}
-	exchanges = append(exchanges, exchange{"POST", "/api/admin/login", `{"password":` + pw + `}`, 429})
+	exchanges = append(exchanges, jsonCall("POST", "/api/admin/login", `{"password":`+pw+`}`, 429))
 	// The home-automation API's open routes and its refusals (the paired
 	// routes are exercised by TestHomeAutomationV1).
 	openapi3filter.RegisterBodyDecoder("application/x-pem-file", openapi3filter.PlainBodyDecoder)
 	v1 := "https://" + haLn.Addr().String()
 	tlsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for _, x := range []exchange{
-		{"GET", "/api/ha/v1/health", "", 200},
-		{"GET", "/api/ha/v1/tls/ca", "", 200},
-		{"POST", "/api/ha/v1/pair/start", `{"client_name":"Home Assistant","client_id":"c1","requested_scopes":["read"]}`, 403},
-		{"POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p","client_id":"c1","code":"123456"}`, 410},
-		{"POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p"}`, 400},
-		{"GET", "/api/ha/v1/state", "", 401},
-		{"POST", "/api/ha/v1/control", `{"command":"play"}`, 401},
+	for _, x := range []call{
+		jsonCall("GET", "/api/ha/v1/health", "", 200),
+		jsonCall("GET", "/api/ha/v1/tls/ca", "", 200),
+		jsonCall("POST", "/api/ha/v1/pair/start", `{"client_name":"Home Assistant","client_id":"c1","requested_scopes":["read"]}`, 403),
+		jsonCall("POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p","client_id":"c1","code":"123456"}`, 410),
+		jsonCall("POST", "/api/ha/v1/pair/confirm", `{"pairing_id":"p"}`, 400),
+		jsonCall("GET", "/api/ha/v1/state", "", 401),
+		jsonCall("POST", "/api/ha/v1/control", `{"command":"play"}`, 401),
 	} {
-		req, _ := http.NewRequest(x.method, v1+x.path, strings.NewReader(x.body))
-		req.Header.Set("Authorization", "Bearer ")
-		if x.body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := tlsClient.Do(req)
+		resp, data, err := exchange(tlsClient, x.method, v1+x.path, x.body, "Authorization", "Bearer ", "Content-Type", x.ctype)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode != x.status {
 			t.Errorf("%s %s: %d %s, want %d", x.method, x.path, resp.StatusCode, data, x.status)
 			continue
 		}
-		vreq, _ := http.NewRequest(x.method, "https://box:8443"+x.path, strings.NewReader(x.body))
-		if x.body != "" {
-			vreq.Header.Set("Content-Type", "application/json")
+		vreq, _ := http.NewRequest(x.method, "https://box:8443"+x.path, bytes.NewReader(x.body))
+		if x.ctype != "" {
+			vreq.Header.Set("Content-Type", x.ctype)
 		}
 		route, params, err := router.FindRoute(vreq)
 		if err != nil {
@@ -256,14 +244,10 @@ func TestAPIMatchesReference(t *testing.T) {
 			t.Errorf("%s %s: response does not match the document: %v", x.method, x.path, err)
 		}
 	}
-	check := func(x exchange) []byte {
-		var body io.Reader
-		if x.body != "" {
-			body = strings.NewReader(x.body)
-		}
-		req, _ := http.NewRequest(x.method, base+x.path, body)
-		if x.body != "" {
-			req.Header.Set("Content-Type", "application/json")
+	check := func(x call) []byte {
+		req, _ := http.NewRequest(x.method, base+x.path, bytes.NewReader(x.body))
+		if x.ctype != "" {
+			req.Header.Set("Content-Type", x.ctype)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -280,11 +264,7 @@ func TestAPIMatchesReference(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d", x.method, x.path, resp.StatusCode, data, x.status)
 			return data
 		}
-		ctype := ""
-		if x.body != "" {
-			ctype = "application/json"
-		}
-		checkDocumented(t, router, x.method, x.path, ctype, []byte(x.body), resp, data)
+		checkDocumented(t, router, x.method, x.path, x.ctype, x.body, resp, data)
 		return data
 	}
 	var station struct{ ID string }
@@ -296,11 +276,11 @@ func TestAPIMatchesReference(t *testing.T) {
 	}
 	// A station playing: its status (state buffering or error, as
 	// radio.example does not resolve here, duration null) and changes.
-	for _, x := range []exchange{
-		{"POST", "/api/command", `{"action":"folder","folder_id":"` + station.ID + `"}`, 200},
-		{"GET", "/api/status", "", 200},
-		{"PUT", "/api/admin/stations/" + station.ID, `{"name":"Kinderfunk","url":"https://radio.example/kids.pls"}`, 200},
-		{"DELETE", "/api/admin/stations/" + station.ID, "", 200},
+	for _, x := range []call{
+		jsonCall("POST", "/api/command", `{"action":"folder","folder_id":"`+station.ID+`"}`, 200),
+		jsonCall("GET", "/api/status", "", 200),
+		jsonCall("PUT", "/api/admin/stations/"+station.ID, `{"name":"Kinderfunk","url":"https://radio.example/kids.pls"}`, 200),
+		jsonCall("DELETE", "/api/admin/stations/"+station.ID, "", 200),
 	} {
 		check(x)
 	}

@@ -204,13 +204,7 @@ func TestPhysicalReset(t *testing.T) {
 	// The reset removes the password first and the file last: wait for
 	// both. The deadline only bounds a hang.
 	gone := func() bool { _, err := os.Stat(resetFile); return os.IsNotExist(err) }
-	deadline := time.Now().Add(30 * time.Second)
-	for protected(box) || !gone() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the reset file was not acted on (protected %v, file removed %v)", protected(box), gone())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, "the reset file to be acted on", 30*time.Second, func() bool { return !protected(box) && gone() })
 	box.do("PUT", "/api/admin/password", `{"new_password":"`+pw2+`"}`).want(t, "new password after the reset", 200, "")
 	box.do("POST", "/api/admin/library/rescan", `{}`, "Cookie", s).want(t, "a session from before the reset", 401, "")
 	stop()

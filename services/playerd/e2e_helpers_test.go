@@ -7,6 +7,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -161,6 +165,7 @@ func client(t *testing.T, base string) *caller {
 type reply struct {
 	code int
 	hdr  http.Header
+	resp *http.Response // its body read already
 	body map[string]any
 	list []any
 	raw  string
@@ -188,34 +193,14 @@ func (c *caller) do(method, path, body string, header ...string) reply {
 
 func (c *caller) send(method, path string, body []byte, header ...string) reply {
 	c.t.Helper()
-	var rd io.Reader
 	if len(body) > 0 {
-		rd = bytes.NewReader(body)
+		header = append([]string{"Content-Type", "application/json"}, header...)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if len(body) > 0 {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		switch header[i] {
-		case "Host":
-			req.Host = header[i+1]
-		case "Cookie":
-			req.AddCookie(&http.Cookie{Name: auth.CookieName, Value: header[i+1]})
-		default:
-			req.Header.Set(header[i], header[i+1])
-		}
-	}
-	resp, err := c.hc.Do(req)
+	resp, data, err := exchange(c.hc, method, c.base+path, body, header...)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	r := reply{code: resp.StatusCode, hdr: resp.Header, raw: string(data)}
+	r := reply{code: resp.StatusCode, hdr: resp.Header, resp: resp, raw: string(data)}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
@@ -228,6 +213,39 @@ func (c *caller) send(method, path string, body []byte, header ...string) reply 
 		c.t.Errorf("%s %s carries CORS headers", method, path)
 	}
 	return r
+}
+
+// exchange is every test client's one request: it sends body (none when
+// empty) with the header's name/value pairs ("Host" sets the Host header,
+// "Cookie" the session token, an empty value is not sent) and reads the
+// whole answer.
+func exchange(hc *http.Client, method, url string, body []byte, header ...string) (*http.Response, []byte, error) {
+	var rd io.Reader
+	if len(body) > 0 {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		switch name, v := header[i], header[i+1]; {
+		case v == "":
+		case name == "Host":
+			req.Host = v
+		case name == "Cookie":
+			req.AddCookie(&http.Cookie{Name: auth.CookieName, Value: v})
+		default:
+			req.Header.Set(name, v)
+		}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp, data, err
 }
 
 // want checks a reply's status and, if msg is not empty, its error message.
@@ -391,4 +409,130 @@ func startHatd(t *testing.T, bin string, args ...string) *exec.Cmd {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return cmd
+}
+
+// call is one request of a table, with the status it must get.
+type call struct {
+	method, path, ctype string
+	body                []byte
+	status              int
+}
+
+func jsonCall(method, path, body string, status int) call {
+	ctype := ""
+	if body != "" {
+		ctype = "application/json"
+	}
+	return call{method, path, ctype, []byte(body), status}
+}
+
+// do sends c and checks its status; the answer is returned.
+func do(t *testing.T, client *http.Client, base string, c call) (*http.Response, []byte) {
+	t.Helper()
+	resp, data, err := exchange(client, c.method, base+c.path, c.body, "Content-Type", c.ctype)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != c.status {
+		t.Errorf("%s %s: %d %.300s, want %d", c.method, c.path, resp.StatusCode, data, c.status)
+	}
+	return resp, data
+}
+
+// The home-automation clients.
+
+// haGet sends a request as the integration's legacy aiohttp session does.
+func haGet(base, path string) (int, http.Header, []byte, error) {
+	resp, body, err := exchange(http.DefaultClient, http.MethodGet, base+path, nil,
+		"User-Agent", haAgent, "Accept", "*/*", "Accept-Encoding", "gzip, deflate")
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return resp.StatusCode, resp.Header, body, nil
+}
+
+const haAgent = "HomeAssistant/2026.1.0 aiohttp/3.13.2 Python/3.13"
+
+// v1Answer is an answer of the v1 API.
+type v1Answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    []byte
+}
+
+// v1 sends a request as the integration's _v1 helper does: JSON body when
+// there is one, and always "Authorization: Bearer <token>", the token
+// empty while pairing.
+func v1(t *testing.T, c *http.Client, method, url, token string, body any) v1Answer {
+	t.Helper()
+	var data []byte
+	ctype := ""
+	if body != nil {
+		data, _ = json.Marshal(body)
+		ctype = "application/json"
+	}
+	resp, raw, err := exchange(c, method, url, data, "Authorization", "Bearer "+token, "User-Agent", haAgent, "Accept", "*/*", "Content-Type", ctype)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	a := v1Answer{status: resp.StatusCode, header: resp.Header, raw: raw}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(a.raw, &a.body); err != nil {
+			t.Fatalf("%s %s: %d, not a JSON object: %s", method, url, resp.StatusCode, a.raw)
+		}
+	} else if resp.StatusCode >= 400 {
+		t.Fatalf("%s %s: %d with %s, not JSON", method, url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return a
+}
+
+// want checks the status and, if code is not empty, the contract's error.
+func (a v1Answer) want(t *testing.T, what string, status int, code string) v1Answer {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("%s: %d %s, want %d", what, a.status, a.raw, status)
+	}
+	if code != "" && (a.body["success"] != false || a.body["error"] != code || a.body["message"] == "") {
+		t.Fatalf("%s: body %s, want the contract's error %q", what, a.raw, code)
+	}
+	return a
+}
+
+// probe is the client's first contact: TLS without verification, to read
+// the server certificate. It returns the SPKI fingerprint and the digest
+// of the whole certificate, which pins the next connection.
+func probe(t *testing.T, addr string) (spki string, certDigest [32]byte) {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leaf := c.ConnectionState().PeerCertificates[0]
+	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	return hex.EncodeToString(sum[:]), sha256.Sum256(leaf.Raw)
+}
+
+// pinnedClient trusts only the certificate with this digest.
+func pinnedClient(digest [32]byte) *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, MinVersion: tls.VersionTLS12,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if sha256.Sum256(cs.PeerCertificates[0].Raw) != digest {
+				return x509.UnknownAuthorityError{}
+			}
+			return nil
+		}}}}
+}
+
+// caClient verifies the chain to the box's CA with the host name checked,
+// as the integration does after pairing.
+func caClient(t *testing.T, caPEM []byte) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("CA PEM does not parse")
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }

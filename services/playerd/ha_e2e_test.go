@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,24 +37,6 @@ var (
 	haInTurn = []haCall{{"/api/output-targets", "any"}, {"/api/system/metrics", "any"}, {"/api/providers/status", "any"},
 		{"/api/info", ""}, {"/api/admin/auth", ""}, {"/api/library", ""}}
 )
-
-// haGet sends a request as the integration's aiohttp session does.
-func haGet(base, path string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header.Set("User-Agent", "HomeAssistant/2026.1.0 aiohttp/3.13.2 Python/3.13")
-	req.Header.Set("Accept", "*/*")
-	req.Header.Set("Accept-Encoding", "gzip, deflate")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, body, err
-}
 
 // haUpdate replays one full update and fails t wherever the integration
 // would fail it. Calls it ignores must still not fail on the box's side

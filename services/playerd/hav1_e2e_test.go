@@ -2,12 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"image"
@@ -109,115 +104,10 @@ func startHABox(t *testing.T, media, data string, clock *clocktest.Clock, more .
 	return b
 }
 
-// probe is the client's first contact: TLS without verification, to read
-// the server certificate. It returns the SPKI fingerprint and the digest
-// of the whole certificate, which pins the next connection.
-func probe(t *testing.T, addr string) (spki string, certDigest [32]byte) {
-	t.Helper()
-	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	leaf := c.ConnectionState().PeerCertificates[0]
-	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	return hex.EncodeToString(sum[:]), sha256.Sum256(leaf.Raw)
-}
-
-// pinnedClient trusts only the certificate with this digest.
-func pinnedClient(digest [32]byte) *http.Client {
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		InsecureSkipVerify: true, MinVersion: tls.VersionTLS12,
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if sha256.Sum256(cs.PeerCertificates[0].Raw) != digest {
-				return x509.UnknownAuthorityError{}
-			}
-			return nil
-		}}}}
-}
-
-// caClient verifies the chain to the box's CA with the host name checked,
-// as the integration does after pairing.
-func caClient(t *testing.T, caPEM []byte) *http.Client {
-	t.Helper()
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatal("CA PEM does not parse")
-	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-}
-
-type v1Answer struct {
-	status int
-	header http.Header
-	body   map[string]any
-	raw    []byte
-}
-
-// v1 sends a request as the integration's _v1 helper does: JSON body when
-// there is one, and always "Authorization: Bearer <token>", the token
-// empty while pairing.
-func v1(t *testing.T, c *http.Client, method, url, token string, body any) v1Answer {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("User-Agent", "HomeAssistant/2026.1.0 aiohttp/3.13.2 Python/3.13")
-	req.Header.Set("Accept", "*/*")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	a := v1Answer{status: resp.StatusCode, header: resp.Header}
-	a.raw, _ = io.ReadAll(resp.Body)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(a.raw, &a.body); err != nil {
-			t.Fatalf("%s %s: %d, not a JSON object: %s", method, url, resp.StatusCode, a.raw)
-		}
-	} else if resp.StatusCode >= 400 {
-		t.Fatalf("%s %s: %d with %s, not JSON", method, url, resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	return a
-}
-
-// want checks status and, for errors, the contract's body.
-func (a v1Answer) want(t *testing.T, what string, status int, code string) v1Answer {
-	t.Helper()
-	if a.status != status {
-		t.Fatalf("%s: %d %s, want %d", what, a.status, a.raw, status)
-	}
-	if code != "" && (a.body["success"] != false || a.body["error"] != code || a.body["message"] == "") {
-		t.Fatalf("%s: body %s, want the contract's error %q", what, a.raw, code)
-	}
-	return a
-}
-
 func (b *haBox) adminDo(t *testing.T, method, path, body string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, b.base+path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := b.admin.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	r := (&caller{t: t, base: b.base, hc: b.admin}).do(method, path, body)
+	return r.code, r.body
 }
 
 type haClient struct {

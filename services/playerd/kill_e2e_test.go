@@ -184,15 +184,14 @@ type status struct {
 
 func (b *proc) get(t *testing.T, path string, v any) {
 	t.Helper()
-	resp, err := b.http.Get(b.base + path)
+	resp, data, err := exchange(b.http, "GET", b.base+path, nil)
 	if err != nil {
 		t.Fatalf("GET %s: %v\n%s", path, err, b.log)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s", path, resp.Status)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 }
@@ -201,18 +200,13 @@ func (b *proc) folderIDs(t *testing.T) []string {
 	t.Helper()
 	// The API answers while the first scan runs; wait for it. The deadline
 	// only bounds a hang.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, "the library scan", 60*time.Second, func() bool {
 		var info struct {
 			Library struct{ Scanned bool } `json:"library"`
 		}
 		b.get(t, "/api/info", &info)
-		if info.Library.Scanned {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the library scan did not finish")
-		}
-	}
+		return info.Library.Scanned
+	})
 	var lib []struct {
 		ID string `json:"id"`
 	}

@@ -378,14 +378,9 @@ func TestDailyCounterSurvivesKill(t *testing.T) {
 	waitDisk := func(what string, ok func(float64) bool) (float64, time.Duration) {
 		t.Helper()
 		start := time.Now()
-		for deadline := start.Add(40 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if v := onDisk(); ok(v) {
-				return v, time.Since(start)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: on disk %v", what, onDisk())
-			}
-		}
+		var v float64
+		waitUntil(t, what+" on disk", 40*time.Second, func() bool { v = onDisk(); return ok(v) })
+		return v, time.Since(start)
 	}
 
 	b := startPlayerd(t, bin, media, data)
@@ -424,33 +419,21 @@ func TestDailyCounterSurvivesKill(t *testing.T) {
 // folderIDs1 is the id of the one folder of the library.
 func (b *proc) folderIDs1(t *testing.T) string {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var lib []struct {
-			ID string `json:"id"`
-		}
-		b.get(t, "/api/library", &lib)
-		if len(lib) == 1 {
-			return lib[0].ID
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the library has no folder")
-		}
+	var lib []struct {
+		ID string `json:"id"`
 	}
+	waitUntil(t, "the library's folder", 60*time.Second, func() bool { b.get(t, "/api/library", &lib); return len(lib) == 1 })
+	return lib[0].ID
 }
 
 // waitStatusBox polls a playerd process until the position satisfies ok.
 func waitStatusBox(t *testing.T, b *proc, ok func(float64) bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, "the position", 20*time.Second, func() bool {
 		var st status
 		b.get(t, "/api/status", &st)
-		if ok(st.Position) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("position: %v", st.Position)
-		}
-	}
+		return ok(st.Position)
+	})
 }
 
 // The home-automation API's commands meet the same gate: play of a locked

@@ -115,13 +115,7 @@ func TestFloodFromOneAddress(t *testing.T) {
 	for _, h := range served {
 		h.c.Close()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for n := runtime.NumGoroutine(); n > idle+10; n = runtime.NumGoroutine() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after the flood, %d before", n, idle)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, "the goroutines of the flood to end", 30*time.Second, func() bool { return runtime.NumGoroutine() <= idle+10 })
 }
 
 // Headers past the limit are refused with 431 before any handler runs.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/backup"
 )
 
@@ -20,14 +19,8 @@ type BackupAdmin interface {
 	Limits() backup.Limits
 }
 
-var errNoBackup = fault.New(fault.Unavailable, "backup unavailable")
-
 // backup is GET /api/admin/backup[?include_media=true]: a ZIP, streamed.
 func (h *handler) backup(w http.ResponseWriter, r *http.Request) {
-	if h.Backup == nil {
-		h.fail(w, r, errNoBackup)
-		return
-	}
 	media := false
 	if v := r.URL.Query().Get("include_media"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -60,10 +53,6 @@ func (h *handler) backup(w http.ResponseWriter, r *http.Request) {
 // restore is POST /api/admin/restore: a multipart/form-data body whose
 // first file part is the archive.
 func (h *handler) restore(w http.ResponseWriter, r *http.Request) {
-	if h.Backup == nil {
-		h.fail(w, r, errNoBackup)
-		return
-	}
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)

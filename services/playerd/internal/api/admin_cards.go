@@ -33,11 +33,6 @@ type InputAdmin interface {
 	Status() input.Status
 }
 
-var (
-	errNoCards = fault.New(fault.Unavailable, "cards unavailable")
-	errNoInput = fault.New(fault.Unavailable, "input unavailable")
-)
-
 // card is one mapping with its id, as the API shows it.
 type card struct {
 	ID string `json:"id"`
@@ -45,20 +40,12 @@ type card struct {
 }
 
 func (h *handler) getCards(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Cards.Doc())
 }
 
 // putCards is PUT /api/admin/cards: fields left out keep their values,
 // "cards" replaces all mappings. Checked and saved as a whole or refused.
 func (h *handler) putCards(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	var req struct {
 		Version  *int                      `json:"version"`
 		SameCard *string                   `json:"same_card"`
@@ -90,10 +77,6 @@ func (h *handler) putCards(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	var m cards.Mapping
 	if err := decodeBody(r, &m); err != nil {
 		h.fail(w, r, err)
@@ -109,10 +92,6 @@ func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	id := pathVar(r, "id")
 	if err := h.Cards.Delete(id); err != nil {
 		h.fail(w, r, failed("card could not be deleted", err))
@@ -122,18 +101,10 @@ func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) unknownCards(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Cards.Unknown())
 }
 
 func (h *handler) forgetUnknownCard(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	id := pathVar(r, "id")
 	if err := h.Cards.ForgetUnknown(id); err != nil {
 		h.fail(w, r, failed("unknown card could not be forgotten", err))
@@ -143,20 +114,12 @@ func (h *handler) forgetUnknownCard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cardReads(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Cards.Recent())
 }
 
 // startLearn is POST /api/admin/cards/learn: the next card read is
 // reported, not played.
 func (h *handler) startLearn(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	var req struct {
 		TimeoutSeconds *int `json:"timeout_seconds"`
 	}
@@ -184,10 +147,6 @@ func (h *handler) startLearn(w http.ResponseWriter, r *http.Request) {
 // made while the box waits for a card returns when one is read, or after S
 // seconds.
 func (h *handler) learning(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
 		s, err := strconv.Atoi(v)
@@ -202,10 +161,6 @@ func (h *handler) learning(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) stopLearn(w http.ResponseWriter, r *http.Request) {
-	if h.Cards == nil {
-		h.fail(w, r, errNoCards)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Cards.StopLearn())
 }
 
@@ -216,10 +171,6 @@ type inputView struct {
 }
 
 func (h *handler) getInput(w http.ResponseWriter, r *http.Request) {
-	if h.Input == nil {
-		h.fail(w, r, errNoInput)
-		return
-	}
 	writeJSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
 }
 
@@ -227,10 +178,6 @@ func (h *handler) getInput(w http.ResponseWriter, r *http.Request) {
 // fields left out keep their values (objects merge field by field, lists
 // are replaced). It takes effect at once.
 func (h *handler) putInput(w http.ResponseWriter, r *http.Request) {
-	if h.Input == nil {
-		h.fail(w, r, errNoInput)
-		return
-	}
 	wiring := h.Input.Wiring()
 	if err := decodeBody(r, &wiring); err != nil {
 		h.fail(w, r, err)

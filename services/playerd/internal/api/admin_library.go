@@ -28,17 +28,11 @@ type LibraryAdmin interface {
 // Upload is one upload in progress.
 type Upload = library.Pending
 
-var errNoLibraryAdmin = fault.New(fault.Unavailable, "library management unavailable")
-
 // multipartSlack is what a multipart body may carry beyond its files:
 // boundaries and part headers.
 const multipartSlack = 1 << 20
 
 func (h *handler) listFolders(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	dirs, err := h.LibraryAdmin.Dirs()
 	if err != nil {
 		h.fail(w, r, err)
@@ -53,10 +47,6 @@ type folderRequest struct {
 }
 
 func (h *handler) createFolder(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	var req folderRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, err)
@@ -77,10 +67,6 @@ func (h *handler) createFolder(w http.ResponseWriter, r *http.Request) {
 // renameFolder is PATCH /api/admin/library/folders/{id} {"name"}. The
 // folder keeps its parent; its id changes with its path.
 func (h *handler) renameFolder(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -101,10 +87,6 @@ func (h *handler) renameFolder(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteFolder(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	id := pathVar(r, "id")
 	if err := h.LibraryAdmin.DeleteFolder(id); err != nil {
 		h.fail(w, r, err)
@@ -117,10 +99,6 @@ func (h *handler) deleteFolder(w http.ResponseWriter, r *http.Request) {
 // multipart/form-data body whose file parts are stored in the folder, all
 // or none. Files stream to disk; nothing of them is held in memory.
 func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)
@@ -169,10 +147,6 @@ func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 // setCover is PUT /api/admin/library/folders/{id}/cover with the image as
 // the body. What it is, is sniffed from the content.
 func (h *handler) setCover(w http.ResponseWriter, r *http.Request) {
-	if h.LibraryAdmin == nil {
-		h.fail(w, r, errNoLibraryAdmin)
-		return
-	}
 	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
 	case "image/jpeg", "image/png", "application/octet-stream":
 	default:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/radio"
 )
 
@@ -32,24 +31,13 @@ type podcastRequest struct {
 	Name string `json:"name,omitempty"`
 }
 
-// radioAdmin answers 503 when the box runs without stations and podcasts.
-func (h *handler) radioAdmin(w http.ResponseWriter, r *http.Request) bool {
-	if h.Radio == nil {
-		h.fail(w, r, fault.New(fault.Unavailable, "radio and podcasts are not available"))
-		return false
-	}
-	return true
-}
-
 func (h *handler) listStations(w http.ResponseWriter, r *http.Request) {
-	if h.radioAdmin(w, r) {
-		writeJSON(w, http.StatusOK, map[string]any{"stations": h.Radio.Stations()})
-	}
+	writeJSON(w, http.StatusOK, map[string]any{"stations": h.Radio.Stations()})
 }
 
 func (h *handler) addStation(w http.ResponseWriter, r *http.Request) {
 	var req stationRequest
-	if !h.radioAdmin(w, r) || !h.radioBody(w, r, &req) {
+	if !h.radioBody(w, r, &req) {
 		return
 	}
 	st, err := h.Radio.AddStation(radio.Station{Name: req.Name, URL: req.URL, Cover: req.CoverURL})
@@ -62,7 +50,7 @@ func (h *handler) addStation(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
 	var req stationRequest
-	if !h.radioAdmin(w, r) || !h.radioBody(w, r, &req) {
+	if !h.radioBody(w, r, &req) {
 		return
 	}
 	st, err := h.Radio.UpdateStation(pathVar(r, "id"), radio.Station{Name: req.Name, URL: req.URL, Cover: req.CoverURL})
@@ -74,9 +62,6 @@ func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteStation(w http.ResponseWriter, r *http.Request) {
-	if !h.radioAdmin(w, r) {
-		return
-	}
 	if err := h.Radio.DeleteStation(pathVar(r, "id")); err != nil {
 		h.fail(w, r, failed("the station could not be removed", err))
 		return
@@ -85,16 +70,14 @@ func (h *handler) deleteStation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) listPodcasts(w http.ResponseWriter, r *http.Request) {
-	if h.radioAdmin(w, r) {
-		writeJSON(w, http.StatusOK, map[string]any{"podcasts": h.Radio.Podcasts()})
-	}
+	writeJSON(w, http.StatusOK, map[string]any{"podcasts": h.Radio.Podcasts()})
 }
 
 // addPodcast fetches the feed before it answers: an address that gives no
 // podcast feed is refused with the reason.
 func (h *handler) addPodcast(w http.ResponseWriter, r *http.Request) {
 	var req podcastRequest
-	if !h.radioAdmin(w, r) || !h.radioBody(w, r, &req) {
+	if !h.radioBody(w, r, &req) {
 		return
 	}
 	v, err := h.Radio.AddPodcast(r.Context(), radio.Podcast{URL: req.URL, Name: req.Name})
@@ -107,7 +90,7 @@ func (h *handler) addPodcast(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
 	var req podcastRequest
-	if !h.radioAdmin(w, r) || !h.radioBody(w, r, &req) {
+	if !h.radioBody(w, r, &req) {
 		return
 	}
 	v, err := h.Radio.UpdatePodcast(r.Context(), pathVar(r, "id"), radio.Podcast{URL: req.URL, Name: req.Name})
@@ -119,9 +102,6 @@ func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
-	if !h.radioAdmin(w, r) {
-		return
-	}
 	if err := h.Radio.DeletePodcast(pathVar(r, "id")); err != nil {
 		h.fail(w, r, failed("the podcast could not be removed", err))
 		return
@@ -130,9 +110,6 @@ func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) refreshPodcast(w http.ResponseWriter, r *http.Request) {
-	if !h.radioAdmin(w, r) {
-		return
-	}
 	v, err := h.Radio.RefreshPodcast(r.Context(), pathVar(r, "id"))
 	if err != nil {
 		h.fail(w, r, failed("the feed could not be refreshed", err))

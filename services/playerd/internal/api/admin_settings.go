@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -24,16 +23,7 @@ type NavigationAdmin interface {
 	PutNavigation(*home.Config) error
 }
 
-var (
-	errNoSettings   = fault.New(fault.Unavailable, "settings unavailable")
-	errNoNavigation = fault.New(fault.Unavailable, "navigation unavailable")
-)
-
 func (h *handler) getSettings(w http.ResponseWriter, r *http.Request) {
-	if h.Settings == nil {
-		h.fail(w, r, errNoSettings)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Settings.Get())
 }
 
@@ -42,10 +32,6 @@ func (h *handler) getSettings(w http.ResponseWriter, r *http.Request) {
 // field by field, lists are replaced). The result is checked and saved as a
 // whole, or refused as a whole.
 func (h *handler) putSettings(w http.ResponseWriter, r *http.Request) {
-	if h.Settings == nil {
-		h.fail(w, r, errNoSettings)
-		return
-	}
 	s := h.Settings.Get()
 	if err := decodeBody(r, &s); err != nil {
 		h.fail(w, r, err)
@@ -61,20 +47,12 @@ func (h *handler) putSettings(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) getNavigation(w http.ResponseWriter, r *http.Request) {
-	if h.Navigation == nil {
-		h.fail(w, r, errNoNavigation)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Navigation.Navigation())
 }
 
 // putNavigation is PUT /api/admin/navigation: the whole navigation
 // replaces the old one.
 func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
-	if h.Navigation == nil {
-		h.fail(w, r, errNoNavigation)
-		return
-	}
 	c := home.Config{Version: home.Version}
 	if err := decodeBody(r, &c); err != nil {
 		h.fail(w, r, err)
@@ -93,10 +71,6 @@ func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
 
 // getResume is GET /api/admin/resume: where each folder was left.
 func (h *handler) getResume(w http.ResponseWriter, r *http.Request) {
-	if h.Resume == nil {
-		h.fail(w, r, fault.New(fault.Unavailable, "player state unavailable"))
-		return
-	}
 	resume := h.Resume()
 	if resume == nil {
 		resume = map[string]state.ResumePoint{}

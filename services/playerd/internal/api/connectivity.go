@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
 
@@ -20,14 +19,8 @@ type Connectivity interface {
 	SetCountry(ctx context.Context, country string) (netapi.Country, error)
 }
 
-var errNoNetd = fault.New(fault.Unavailable, "network service is not configured")
-
 // netd answers with v from the network daemon, or its error.
 func (h *handler) netd(w http.ResponseWriter, r *http.Request, call func(Connectivity) (any, error)) {
-	if h.Net == nil {
-		h.fail(w, r, errNoNetd)
-		return
-	}
 	v, err := call(h.Net)
 	if err != nil {
 		h.fail(w, r, err)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 )
 
@@ -16,8 +15,6 @@ type Display interface {
 	UIState() display.UIState
 	Screenshot(ctx context.Context) ([]byte, error)
 }
-
-var errNoDisplay = fault.New(fault.Unavailable, "display unavailable")
 
 // message is POST /api/message. A bad body is refused even when no display
 // runs; the rules are the display's own (display.MessageRequest.Check).
@@ -45,29 +42,17 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 
 // activeMessage is GET /api/message: the message on screen, or null.
 func (h *handler) activeMessage(w http.ResponseWriter, r *http.Request) {
-	if h.Display == nil {
-		h.fail(w, r, errNoDisplay)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Display.ActiveMessage())
 }
 
 // uiState is GET /api/ui-state: the screen, the message and the battery
 // banner, so other clients can mirror the box.
 func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
-	if h.Display == nil {
-		h.fail(w, r, errNoDisplay)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Display.UIState())
 }
 
 // screenshot is GET /api/display/screenshot: a PNG of what the screen shows.
 func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
-	if h.Display == nil {
-		h.fail(w, r, errNoDisplay)
-		return
-	}
 	png, err := h.Display.Screenshot(r.Context())
 	if err != nil {
 		h.fail(w, r, failed("screenshot failed", err))

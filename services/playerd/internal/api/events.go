@@ -75,7 +75,6 @@ type streamCounter struct {
 var (
 	errStreamsFull   = fault.Retry(fault.Unavailable, 10*time.Second, "too many event streams open; try again later")
 	errClientStreams = fault.Retry(fault.Unavailable, 10*time.Second, "too many event streams from this address; close one first")
-	errNoEvents      = fault.New(fault.Unavailable, "event feed unavailable")
 )
 
 func (c *streamCounter) acquire(addr netip.Addr, l StreamLimits) (release func(), err error) {
@@ -109,10 +108,6 @@ func (c *streamCounter) acquire(addr netip.Addr, l StreamLimits) (release func()
 // comment when nothing happened for a while. A client that does not keep
 // up is dropped; EventSource reconnects by itself and is told to reset.
 func (h *handler) eventStream(w http.ResponseWriter, r *http.Request) {
-	if h.Events == nil {
-		h.fail(w, r, errNoEvents)
-		return
-	}
 	// A read, but one that holds a place for as long as it runs: a page of
 	// another web site could not read it (no CORS), so it gets no place.
 	if msg := crossSite(r); msg != "" {

@@ -2,8 +2,6 @@ package api
 
 import (
 	"net/http"
-
-	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // HomeAutomation is the parent's side of the home-automation API (which
@@ -16,14 +14,8 @@ type HomeAutomation interface {
 	Revoke(clientID string) error
 }
 
-var errNoHA = fault.New(fault.Unavailable, "the home-automation API is off")
-
 // haStatus is GET /api/admin/ha.
 func (h *handler) haStatus(w http.ResponseWriter, r *http.Request) {
-	if h.HA == nil {
-		h.fail(w, r, errNoHA)
-		return
-	}
 	st, err := h.HA.Status()
 	if err != nil {
 		h.fail(w, r, err)
@@ -46,10 +38,6 @@ func (h *handler) haEnable(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if h.HA == nil {
-		h.fail(w, r, errNoHA)
-		return
-	}
 	res, err := h.HA.Enable(req.Scopes)
 	if err != nil {
 		h.fail(w, r, err)
@@ -62,10 +50,6 @@ func (h *handler) haEnable(w http.ResponseWriter, r *http.Request) {
 // haCancel is DELETE /api/admin/ha/pairing: close the window and void a
 // pending pairing.
 func (h *handler) haCancel(w http.ResponseWriter, r *http.Request) {
-	if h.HA == nil {
-		h.fail(w, r, errNoHA)
-		return
-	}
 	if err := h.HA.Cancel(); err != nil {
 		h.fail(w, r, err)
 		return
@@ -75,10 +59,6 @@ func (h *handler) haCancel(w http.ResponseWriter, r *http.Request) {
 
 // haRevoke is DELETE /api/admin/ha/clients/{client_id}.
 func (h *handler) haRevoke(w http.ResponseWriter, r *http.Request) {
-	if h.HA == nil {
-		h.fail(w, r, errNoHA)
-		return
-	}
 	id := pathVar(r, "client_id")
 	if err := h.HA.Revoke(id); err != nil {
 		h.fail(w, r, err)

@@ -129,10 +129,6 @@ func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) hatStatus(w http.ResponseWriter, r *http.Request) {
-	if h.Hat == nil {
-		h.fail(w, r, fault.New(fault.Unavailable, "battery board service is not configured"))
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	raw, err := h.Hat.HatStatus(ctx)
@@ -177,7 +173,7 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.Speaker == nil {
-		h.fail(w, r, fault.New(fault.Unavailable, "tts unavailable"))
+		h.fail(w, r, errNoSpeaker)
 		return
 	}
 	started, err := h.Speaker.Speak(r.Context(), *req.Text, req.Language)

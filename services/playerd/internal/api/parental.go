@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
@@ -15,13 +14,7 @@ type Parental interface {
 	SetRules(r rules.Rules) (rules.Rules, error)
 }
 
-var errNoParental = fault.New(fault.Unavailable, "parental rules unavailable")
-
 func (h *handler) parental(w http.ResponseWriter, r *http.Request) {
-	if h.Parental == nil {
-		h.fail(w, r, errNoParental)
-		return
-	}
 	writeJSON(w, http.StatusOK, h.Parental.Rules())
 }
 
@@ -31,10 +24,6 @@ func (h *handler) setParental(w http.ResponseWriter, r *http.Request) {
 	var req rules.Rules
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, err)
-		return
-	}
-	if h.Parental == nil {
-		h.fail(w, r, errNoParental)
 		return
 	}
 	saved, err := h.Parental.SetRules(req)

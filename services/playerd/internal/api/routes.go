@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
@@ -134,102 +135,166 @@ func polled(r http.Handler, status http.HandlerFunc) http.Handler {
 	})
 }
 
-// routes is the whole API.
+// Parts of the box the API may run without. A route of a missing part
+// answers 503 with its error (clients learn the part is off); the route
+// stays, so the reference lists every route either way.
+var (
+	errNoHat          = fault.New(fault.Unavailable, "battery board service is not configured")
+	errNoSpeaker      = fault.New(fault.Unavailable, "tts unavailable")
+	errNoDisplay      = fault.New(fault.Unavailable, "display unavailable")
+	errNoEvents       = fault.New(fault.Unavailable, "event feed unavailable")
+	errNoSettings     = fault.New(fault.Unavailable, "settings unavailable")
+	errNoNavigation   = fault.New(fault.Unavailable, "navigation unavailable")
+	errNoResume       = fault.New(fault.Unavailable, "player state unavailable")
+	errNoLibraryAdmin = fault.New(fault.Unavailable, "library management unavailable")
+	errNoSystemAdmin  = fault.New(fault.Unavailable, "system information unavailable")
+	errNoBackup       = fault.New(fault.Unavailable, "backup unavailable")
+	errNoNetd         = fault.New(fault.Unavailable, "network service is not configured")
+	errNoHA           = fault.New(fault.Unavailable, "the home-automation API is off")
+	errNoCards        = fault.New(fault.Unavailable, "cards unavailable")
+	errNoInput        = fault.New(fault.Unavailable, "input unavailable")
+	errNoRadio        = fault.New(fault.Unavailable, "radio and podcasts are not available")
+	errNoParental     = fault.New(fault.Unavailable, "parental rules unavailable")
+)
+
+// part adds the routes of one part of the box: its handlers when it is
+// there (missing is nil), otherwise an answer of missing.
+type part struct {
+	h       *handler
+	r       *mux.Router
+	missing error
+}
+
+func (h *handler) part(r *mux.Router, present bool, missing error) part {
+	if present {
+		missing = nil
+	}
+	return part{h, r, missing}
+}
+
+func (p part) add(method, path string, f http.HandlerFunc) {
+	if p.missing != nil {
+		err := p.missing
+		f = func(w http.ResponseWriter, r *http.Request) { p.h.fail(w, r, err) }
+	}
+	methods := []string{method}
+	if method == http.MethodGet {
+		methods = append(methods, http.MethodHead)
+	}
+	p.r.HandleFunc(path, f).Methods(methods...)
+}
+
+func (p part) get(path string, f http.HandlerFunc)    { p.add(http.MethodGet, path, f) }
+func (p part) post(path string, f http.HandlerFunc)   { p.add(http.MethodPost, path, f) }
+func (p part) put(path string, f http.HandlerFunc)    { p.add(http.MethodPut, path, f) }
+func (p part) patch(path string, f http.HandlerFunc)  { p.add(http.MethodPatch, path, f) }
+func (p part) delete(path string, f http.HandlerFunc) { p.add(http.MethodDelete, path, f) }
+
+// routes is the whole API, by the part of the box each route needs.
 func (h *handler) routes(r *mux.Router) {
-	get := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
-	post := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPost) }
-	put := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPut) }
-	patch := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodPatch) }
-	del := func(path string, f http.HandlerFunc) { r.HandleFunc(path, f).Methods(http.MethodDelete) }
-
-	get("/api/health", h.health)
-	get("/api/status", h.status)
-	get("/api/events", h.eventStream)
-	get("/api/info", h.info)
-	get("/api/library", h.library)
-	get("/api/cover/{id}", h.cover)
-	get("/api/home", h.home)
-	get("/api/hat/status", h.hatStatus)
-	get("/api/mupihat/status", h.hatStatus)
-	get("/api/system", h.system)
-	get("/api/system/metrics", h.metrics)
-	get("/api/message", h.activeMessage)
-	get("/api/ui-state", h.uiState)
-	get("/api/display/screenshot", h.screenshot)
-
-	post("/api/command", h.command)
-	post("/api/speak", h.speak)
-	post("/api/message", h.message)
+	always := h.part(r, true, nil)
+	always.get("/api/health", h.health)
+	always.get("/api/status", h.status)
+	always.get("/api/info", h.info)
+	always.get("/api/library", h.library)
+	always.get("/api/cover/{id}", h.cover)
+	always.get("/api/home", h.home)
+	always.get("/api/system", h.system)
+	always.get("/api/system/metrics", h.metrics)
+	always.post("/api/command", h.command)
+	h.part(r, h.Events != nil, errNoEvents).get("/api/events", h.eventStream)
+	hat := h.part(r, h.Hat != nil, errNoHat)
+	hat.get("/api/hat/status", h.hatStatus)
+	hat.get("/api/mupihat/status", h.hatStatus)
+	display := h.part(r, h.Display != nil, errNoDisplay)
+	display.get("/api/message", h.activeMessage)
+	display.get("/api/ui-state", h.uiState)
+	display.get("/api/display/screenshot", h.screenshot)
+	// A message or a text to speak is checked even while the part is
+	// missing: a client learns its mistake before the box's.
+	always.post("/api/message", h.message)
+	always.post("/api/speak", h.speak)
 
 	// The admin area: /api/admin/auth and /api/admin/login are open,
 	// everything else under /api/admin/ needs a session once a password
 	// is set (guard). JSON bodies are at most MaxBody; uploads have the
 	// library's limits.
-	get("/api/admin/auth", h.authStatus)
-	post("/api/admin/login", h.login)
-	post("/api/admin/logout", h.logout)
-	put("/api/admin/password", h.setPassword)
-	get("/api/admin/settings", h.getSettings)
-	put("/api/admin/settings", h.putSettings)
-	get("/api/admin/navigation", h.getNavigation)
-	put("/api/admin/navigation", h.putNavigation)
-	get("/api/admin/resume", h.getResume)
-	post("/api/admin/library/rescan", h.rescan)
-	get("/api/admin/library/folders", h.listFolders)
-	post("/api/admin/library/folders", h.createFolder)
-	patch("/api/admin/library/folders/{id}", h.renameFolder)
-	del("/api/admin/library/folders/{id}", h.deleteFolder)
-	post("/api/admin/library/folders/{id}/files", h.uploadFiles)
-	put("/api/admin/library/folders/{id}/cover", h.setCover)
-	get("/api/admin/system", h.adminSystem)
-	post("/api/admin/system/power", h.power)
-	get("/api/admin/backup", h.backup)
-	post("/api/admin/restore", h.restore)
+	always.get("/api/admin/auth", h.authStatus)
+	always.post("/api/admin/login", h.login)
+	always.post("/api/admin/logout", h.logout)
+	always.put("/api/admin/password", h.setPassword)
+	always.post("/api/admin/library/rescan", h.rescan)
+	settings := h.part(r, h.Settings != nil, errNoSettings)
+	settings.get("/api/admin/settings", h.getSettings)
+	settings.put("/api/admin/settings", h.putSettings)
+	navigation := h.part(r, h.Navigation != nil, errNoNavigation)
+	navigation.get("/api/admin/navigation", h.getNavigation)
+	navigation.put("/api/admin/navigation", h.putNavigation)
+	h.part(r, h.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
+	library := h.part(r, h.LibraryAdmin != nil, errNoLibraryAdmin)
+	library.get("/api/admin/library/folders", h.listFolders)
+	library.post("/api/admin/library/folders", h.createFolder)
+	library.patch("/api/admin/library/folders/{id}", h.renameFolder)
+	library.delete("/api/admin/library/folders/{id}", h.deleteFolder)
+	library.post("/api/admin/library/folders/{id}/files", h.uploadFiles)
+	library.put("/api/admin/library/folders/{id}/cover", h.setCover)
+	system := h.part(r, h.SystemAdmin != nil, errNoSystemAdmin)
+	system.get("/api/admin/system", h.adminSystem)
+	system.post("/api/admin/system/power", h.power)
+	backup := h.part(r, h.Backup != nil, errNoBackup)
+	backup.get("/api/admin/backup", h.backup)
+	backup.post("/api/admin/restore", h.restore)
 
 	// The network area (netd): open from the box itself, from the
 	// network only with an administrator session (guard).
-	get("/api/connectivity/wifi/status", h.wifiStatus)
-	get("/api/connectivity/wifi/adapters", h.wifiAdapters)
-	get("/api/connectivity/wifi", h.wifiScan)
-	post("/api/connectivity/wifi/connect", h.wifiConnect)
-	get("/api/connectivity/wifi/networks", h.wifiNetworks)
-	post("/api/connectivity/wifi/forget", h.wifiForget)
-	put("/api/connectivity/wifi/country", h.wifiCountry)
+	netd := h.part(r, h.Net != nil, errNoNetd)
+	netd.get("/api/connectivity/wifi/status", h.wifiStatus)
+	netd.get("/api/connectivity/wifi/adapters", h.wifiAdapters)
+	netd.get("/api/connectivity/wifi", h.wifiScan)
+	netd.post("/api/connectivity/wifi/connect", h.wifiConnect)
+	netd.get("/api/connectivity/wifi/networks", h.wifiNetworks)
+	netd.post("/api/connectivity/wifi/forget", h.wifiForget)
+	netd.put("/api/connectivity/wifi/country", h.wifiCountry)
 
 	// Home automation: the parent pairs and revokes clients here; the API
 	// itself is on the TLS port, and its paths are refused here in its own
 	// error shape, so no token or code ever travels in clear.
-	get("/api/admin/ha", h.haStatus)
-	post("/api/admin/ha/pairing", h.haEnable)
-	del("/api/admin/ha/pairing", h.haCancel)
-	del("/api/admin/ha/clients/{client_id}", h.haRevoke)
+	ha := h.part(r, h.HA != nil, errNoHA)
+	ha.get("/api/admin/ha", h.haStatus)
+	ha.post("/api/admin/ha/pairing", h.haEnable)
+	ha.delete("/api/admin/ha/pairing", h.haCancel)
+	ha.delete("/api/admin/ha/clients/{client_id}", h.haRevoke)
 	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
 
 	// Cards and buttons. The fixed paths come before /cards/{id}, which
 	// would take them as ids (and refuse them: ids are digits and capitals).
-	get("/api/admin/cards", h.getCards)
-	put("/api/admin/cards", h.putCards)
-	get("/api/admin/cards/unknown", h.unknownCards)
-	del("/api/admin/cards/unknown/{id}", h.forgetUnknownCard)
-	get("/api/admin/cards/reads", h.cardReads)
-	post("/api/admin/cards/learn", h.startLearn)
-	get("/api/admin/cards/learn", h.learning)
-	del("/api/admin/cards/learn", h.stopLearn)
-	put("/api/admin/cards/{id}", h.putCard)
-	del("/api/admin/cards/{id}", h.deleteCard)
-	get("/api/admin/input", h.getInput)
-	put("/api/admin/input", h.putInput)
-	get("/api/admin/stations", h.listStations)
-	post("/api/admin/stations", h.addStation)
-	put("/api/admin/stations/{id}", h.updateStation)
-	del("/api/admin/stations/{id}", h.deleteStation)
-	get("/api/admin/podcasts", h.listPodcasts)
-	post("/api/admin/podcasts", h.addPodcast)
-	put("/api/admin/podcasts/{id}", h.updatePodcast)
-	del("/api/admin/podcasts/{id}", h.deletePodcast)
-	post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
-	get("/api/admin/parental", h.parental)
-	put("/api/admin/parental", h.setParental)
+	cards := h.part(r, h.Cards != nil, errNoCards)
+	cards.get("/api/admin/cards", h.getCards)
+	cards.put("/api/admin/cards", h.putCards)
+	cards.get("/api/admin/cards/unknown", h.unknownCards)
+	cards.delete("/api/admin/cards/unknown/{id}", h.forgetUnknownCard)
+	cards.get("/api/admin/cards/reads", h.cardReads)
+	cards.post("/api/admin/cards/learn", h.startLearn)
+	cards.get("/api/admin/cards/learn", h.learning)
+	cards.delete("/api/admin/cards/learn", h.stopLearn)
+	cards.put("/api/admin/cards/{id}", h.putCard)
+	cards.delete("/api/admin/cards/{id}", h.deleteCard)
+	input := h.part(r, h.Input != nil, errNoInput)
+	input.get("/api/admin/input", h.getInput)
+	input.put("/api/admin/input", h.putInput)
+	radio := h.part(r, h.Radio != nil, errNoRadio)
+	radio.get("/api/admin/stations", h.listStations)
+	radio.post("/api/admin/stations", h.addStation)
+	radio.put("/api/admin/stations/{id}", h.updateStation)
+	radio.delete("/api/admin/stations/{id}", h.deleteStation)
+	radio.get("/api/admin/podcasts", h.listPodcasts)
+	radio.post("/api/admin/podcasts", h.addPodcast)
+	radio.put("/api/admin/podcasts/{id}", h.updatePodcast)
+	radio.delete("/api/admin/podcasts/{id}", h.deletePodcast)
+	radio.post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
+	parental := h.part(r, h.Parental != nil, errNoParental)
+	parental.get("/api/admin/parental", h.parental)
+	parental.put("/api/admin/parental", h.setParental)
 
 	// The parents' admin page: static files, open to read (what they do
 	// needs a session through the API above), with a CSP of their own.

@@ -32,18 +32,13 @@ func TestInfoShowsWhySavingFails(t *testing.T) {
 	post(t, base, `{"action":"volume","value":17}`)
 
 	failing := func(want bool) map[string]any {
-		deadline := time.Now().Add(20 * time.Second) // only bounds a hang: the retry comes after 5 s
-		for {
-			info := getJSON[map[string]any](t, base+"/api/info")
-			st, _ := info["storage"].(map[string]any)
-			if (st["ok"] == false) == want {
-				return st
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("storage stayed %v", info["storage"])
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		var st map[string]any
+		// The retry comes after 5 s.
+		waitUntil(t, "the storage state", 20*time.Second, func() bool {
+			st, _ = getJSON[map[string]any](t, base+"/api/info")["storage"].(map[string]any)
+			return (st["ok"] == false) == want
+		})
+		return st
 	}
 	se := failing(true)
 	msg, _ := se["error"].(string)
