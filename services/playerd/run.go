@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/supervise"
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
@@ -68,8 +72,8 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 	// a power request ends them all.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sup := newSupervisor(log)
-	sup.essential(ctx, "core", core.Run)
+	sup := supervise.New(log)
+	sup.Essential(ctx, "core", core.Run)
 	s.start(ctx, sup, ln)
 	if h.onStart != nil {
 		h.onStart(&running{core: core, display: s.display})
@@ -94,4 +98,14 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 		}
 	}
 	return runErr
+}
+
+// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, set for the
+// board in the gokrazy instance), for the start-up log line.
+func memoryLimit() string {
+	n := debug.SetMemoryLimit(-1)
+	if n == math.MaxInt64 {
+		return "none"
+	}
+	return fmt.Sprintf("%dMiB", n>>20)
 }

@@ -149,3 +149,24 @@ func TestServesWhileTheFirstScanRuns(t *testing.T) {
 		t.Errorf("library after the scan: %d folders, %d tracks; want %d, %d", len(lib), n, tracks/20, tracks)
 	}
 }
+
+// A library scan that fails at start (no media directory yet) is repeated
+// until it succeeds, without a restart.
+func TestScanRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the first retry (1 s)")
+	}
+	media := t.TempDir() + "/media" // not there yet
+	base, _ := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.scanning = true })
+	info := getJSON[map[string]any](t, base+"/api/info")
+	if lib := jsonObj(info["library"]); lib["scanned"] != false {
+		t.Fatalf("library before the media directory exists: %v", lib)
+	}
+	// The directory appears at once, as a card that is mounted late would.
+	if err := os.Rename(mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), media); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the library", 20*time.Second, func() bool {
+		return len(getJSON[[]map[string]any](t, base+"/api/library")) == 1
+	})
+}

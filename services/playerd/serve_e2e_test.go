@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/httpserve"
 )
 
 // One address opening thousands of keep-alive connections at once gets its
@@ -101,8 +103,8 @@ func TestFloodFromOneAddress(t *testing.T) {
 	t.Logf("flood of %d: %d answered, %d refused at once, %d still open", conns, len(served), refused.Load(), open.Load())
 	// Each connection over the share cost the flooder one it held (or was
 	// refused), so it ends with exactly its share.
-	if open.Load() != maxConnsPerClient {
-		t.Errorf("%d flood connections still open; want %d", open.Load(), maxConnsPerClient)
+	if open.Load() != httpserve.MaxConnsPerClient {
+		t.Errorf("%d flood connections still open; want %d", open.Load(), httpserve.MaxConnsPerClient)
 	}
 	for _, c := range clients {
 		if err := c.get(); err != nil {
@@ -124,7 +126,7 @@ func TestOversizedHeaderRefused(t *testing.T) {
 	base, stop := startBox(t, media, t.TempDir())
 	defer stop()
 	req, _ := http.NewRequest("GET", base+"/api/status", nil)
-	req.Header.Set("X-Filler", strings.Repeat("x", maxHeaderBytes+8<<10))
+	req.Header.Set("X-Filler", strings.Repeat("x", httpserve.MaxHeaderBytes+8<<10))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +150,8 @@ func floodSize(t *testing.T, want int) int {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	n := min(want, (int(lim.Cur)-maxConns-200)/2)
-	if n < 4*maxConnsPerClient {
+	n := min(want, (int(lim.Cur)-httpserve.MaxConns-200)/2)
+	if n < 4*httpserve.MaxConnsPerClient {
 		t.Fatalf("open-file limit %d is too low for a flood test", lim.Cur)
 	}
 	return n

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/bootfs"
+	"github.com/storybox/storybox/services/internal/supervise"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/box"
@@ -24,6 +25,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/httpserve"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/mpris"
@@ -87,7 +89,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	if err != nil {
 		return nil, err
 	}
-	s.api = newServer(api.NewHandler(api.Deps{
+	s.api = httpserve.New(api.NewHandler(api.Deps{
 		Version:      cfg.Version,
 		Log:          log,
 		Player:       core.Player(),
@@ -118,7 +120,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Backup:       core.Backup(),
 	}))
 	if s.ha != nil {
-		s.haSrv = newServer(hav1.NewHandler(hav1.Deps{
+		s.haSrv = httpserve.New(hav1.NewHandler(hav1.Deps{
 			Log:     log,
 			Version: cfg.Version,
 			Name:    s.host,
@@ -368,16 +370,16 @@ func (s *surfaces) battery() system.Battery {
 }
 
 // start runs the surfaces under sup until ctx ends.
-func (s *surfaces) start(ctx context.Context, sup *supervisor, ln net.Listener) {
+func (s *surfaces) start(ctx context.Context, sup *supervise.Group, ln net.Listener) {
 	cfg := s.cfg
-	sup.restarting(ctx, "display", s.display.Run)
-	sup.restarting(ctx, "input", s.input.Run)
-	sup.restarting(ctx, "API", func(ctx context.Context) error {
-		serve(ctx, s.api, ln, cfg.Listen, limit, s.log)
+	sup.Restarting(ctx, "display", s.display.Run)
+	sup.Restarting(ctx, "input", s.input.Run)
+	sup.Restarting(ctx, "API", func(ctx context.Context) error {
+		httpserve.Serve(ctx, s.api, ln, cfg.Listen, httpserve.Limit, s.log)
 		return nil
 	})
 	if s.hat != nil {
-		sup.restarting(ctx, "battery monitor", func(ctx context.Context) error {
+		sup.Restarting(ctx, "battery monitor", func(ctx context.Context) error {
 			hat.NewMonitor(s.hat, hat.MonitorOptions{
 				OnReachable: func(ok bool, err error) {
 					if ok {
@@ -392,7 +394,7 @@ func (s *surfaces) start(ctx context.Context, sup *supervisor, ln net.Listener) 
 		})
 	}
 	if cfg.AdminResetFile != "" {
-		sup.restarting(ctx, "password reset watch", func(ctx context.Context) error {
+		sup.Restarting(ctx, "password reset watch", func(ctx context.Context) error {
 			s.auth.WatchReset(ctx, cfg.AdminResetFile, resetPoll, s.reportReset)
 			return nil
 		})
@@ -406,13 +408,13 @@ func (s *surfaces) start(ctx context.Context, sup *supervisor, ln net.Listener) 
 		if ln != nil {
 			mc.CoverBase = "http://" + reachable(ln.Addr())
 		}
-		sup.once(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
+		sup.Once(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
 	}
 	s.startHA(ctx, sup)
 }
 
 // startHA serves the v1 API and keeps its certificate current.
-func (s *surfaces) startHA(ctx context.Context, sup *supervisor) {
+func (s *surfaces) startHA(ctx context.Context, sup *supervise.Group) {
 	if s.ha == nil {
 		return
 	}
@@ -429,12 +431,12 @@ func (s *surfaces) startHA(ctx context.Context, sup *supervisor) {
 	// The same connection limits as :8090, below TLS so a flood of
 	// handshakes is bounded too.
 	tlsConf := s.ha.Identity().TLSConfig()
-	wrap := func(ln net.Listener) net.Listener { return hav1.Listener(limit(ln), tlsConf) }
-	sup.restarting(ctx, "home-automation API", func(ctx context.Context) error {
-		serve(ctx, s.haSrv, ln, s.cfg.HAListen, wrap, s.log)
+	wrap := func(ln net.Listener) net.Listener { return hav1.Listener(httpserve.Limit(ln), tlsConf) }
+	sup.Restarting(ctx, "home-automation API", func(ctx context.Context) error {
+		httpserve.Serve(ctx, s.haSrv, ln, s.cfg.HAListen, wrap, s.log)
 		return nil
 	})
-	sup.restarting(ctx, "home-automation certificate", func(ctx context.Context) error {
+	sup.Restarting(ctx, "home-automation certificate", func(ctx context.Context) error {
 		t := time.NewTicker(haCheckEvery)
 		defer t.Stop()
 		s.ha.KeepCertificate(ctx, t.C, func(renewed bool, err error) {
@@ -452,7 +454,7 @@ func (s *surfaces) startHA(ctx context.Context, sup *supervisor) {
 			port = ln.Addr().(*net.TCPAddr).Port
 		}
 		svc := hav1.Service(s.host, s.host, s.core.ID(), port)
-		sup.once(ctx, "mDNS advertisement", func(ctx context.Context) error { return hav1.Advertise(ctx, svc) })
+		sup.Once(ctx, "mDNS advertisement", func(ctx context.Context) error { return hav1.Advertise(ctx, svc) })
 	}
 }
 

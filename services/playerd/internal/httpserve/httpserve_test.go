@@ -1,4 +1,4 @@
-package main
+package httpserve
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 )
@@ -33,9 +32,9 @@ func TestServeListensAgain(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		serve(ctx, srv, brokenListener{ln}, addr, limit, slog.New(slog.DiscardHandler))
+		Serve(ctx, srv, brokenListener{ln}, addr, Limit, slog.New(slog.DiscardHandler))
 	}()
-	waitUntil(t, "the API on a new listener", 10*time.Second, func() bool {
+	eventually(t, "the API on a new listener", func() bool {
 		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
 			return false
@@ -56,9 +55,9 @@ func TestServeListensAgain(t *testing.T) {
 	srv = &http.Server{Handler: srv.Handler}
 	ctx, cancel = context.WithCancel(context.Background())
 	done = make(chan struct{})
-	go func() { defer close(done); serve(ctx, srv, nil, addr, limit, slog.New(slog.DiscardHandler)) }()
+	go func() { defer close(done); Serve(ctx, srv, nil, addr, Limit, slog.New(slog.DiscardHandler)) }()
 	holder.Close()
-	waitUntil(t, "the API once the port is free", 10*time.Second, func() bool {
+	eventually(t, "the API once the port is free", func() bool {
 		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
 			return false
@@ -71,23 +70,12 @@ func TestServeListensAgain(t *testing.T) {
 	<-done
 }
 
-// A library scan that fails at start (no media directory yet) is repeated
-// until it succeeds, without a restart.
-func TestScanRetried(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the first retry (1 s)")
+// eventually polls ok until it holds; the deadline only bounds a hang.
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
-	media := t.TempDir() + "/media" // not there yet
-	base, _ := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.scanning = true })
-	info := getJSON[map[string]any](t, base+"/api/info")
-	if lib := jsonObj(info["library"]); lib["scanned"] != false {
-		t.Fatalf("library before the media directory exists: %v", lib)
-	}
-	// The directory appears at once, as a card that is mounted late would.
-	if err := os.Rename(mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), media); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the library", 20*time.Second, func() bool {
-		return len(getJSON[[]map[string]any](t, base+"/api/library")) == 1
-	})
 }

@@ -1,14 +1,13 @@
-package main
+// Package httpserve serves playerd's two HTTP APIs within the limits of the
+// smallest box, and keeps serving when the port or the listener fails.
+package httpserve
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
@@ -27,12 +26,12 @@ import (
 // so RSS was still 164 MB three minutes after the flood. Bounding the
 // connections bounds both.
 //
-//   - maxConns: 256 connections are about 5 MB. A household's clients (a
+//   - MaxConns: 256 connections are about 5 MB. A household's clients (a
 //     few browsers with up to 6 connections each, Home Assistant's pool, the
 //     phone apps) need a fraction of that.
-//   - maxConnsPerClient: a browser's 6, or a proxy in front of several
+//   - MaxConnsPerClient: a browser's 6, or a proxy in front of several
 //     users, fit in 32; at least 8 clients have their full share at once.
-//   - maxHeaderBytes: the request line and headers. Browsers send under
+//   - MaxHeaderBytes: the request line and headers. Browsers send under
 //     2 KB (the box sets no cookies); net/http's default would let every
 //     connection buffer 1 MB.
 //
@@ -43,22 +42,22 @@ import (
 // the web UI every second) keep theirs, a departed client's is gone within a
 // minute, and under pressure the limiter gives idle ones up at once.
 const (
-	maxConns          = 256
-	maxConnsPerClient = 32
-	maxHeaderBytes    = 16 << 10
+	MaxConns          = 256
+	MaxConnsPerClient = 32
+	MaxHeaderBytes    = 16 << 10
 )
 
-// newServer returns the API's HTTP server; limit puts each listener it
-// serves under the limits above (serve calls it again when it listens anew).
-// The same serves the HTTPS listener.
-func newServer(h http.Handler) *http.Server {
+// New returns an API's HTTP server; Limit puts each listener it serves
+// under the limits above (Serve calls it again when it listens anew). The
+// local API and the home-automation API (under TLS) are served alike.
+func New(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    maxHeaderBytes,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ConnState:         netlimit.ConnState,
 		// An event stream reaches its socket through the context to size
 		// its send buffer (api.StreamLimits).
@@ -66,28 +65,18 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-func limit(ln net.Listener) net.Listener {
-	return netlimit.Wrap(ln, netlimit.Config{Total: maxConns, PerClient: maxConnsPerClient})
+func Limit(ln net.Listener) net.Listener {
+	return netlimit.Wrap(ln, netlimit.Config{Total: MaxConns, PerClient: MaxConnsPerClient})
 }
 
-// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, set for the
-// board in the gokrazy instance), for the start-up log line.
-func memoryLimit() string {
-	n := debug.SetMemoryLimit(-1)
-	if n == math.MaxInt64 {
-		return "none"
-	}
-	return fmt.Sprintf("%dMiB", n>>20)
-}
-
-// serve answers HTTP until ctx ends, on listeners that wrap makes of ln
+// Serve answers HTTP until ctx ends, on listeners that wrap makes of ln
 // (the limits, TLS). When the port cannot be taken (another process still
 // holds it) or the listener breaks, it listens again, with backoff, on the
 // same address; ln may be nil when the first listen failed. gokrazy would
 // restart playerd instead, but a restart stops the music, loses the
 // position since the last save and, for a fault that persists, repeats
 // every second (docs/faults.md).
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, wrap func(net.Listener) net.Listener, log *slog.Logger) {
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, wrap func(net.Listener) net.Listener, log *slog.Logger) {
 	wait := time.Duration(0)
 	for {
 		if ln == nil {
