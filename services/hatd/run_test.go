@@ -17,6 +17,7 @@ import (
 
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
+	"github.com/storybox/storybox/services/internal/daemon"
 )
 
 func unixClient(sock string) *http.Client {
@@ -121,33 +122,48 @@ func TestRunSimulated(t *testing.T) {
 	}
 }
 
-func TestNoBoardExits125(t *testing.T) {
+// A missing I²C bus is a board no restart brings: hatd exits 125, and so
+// does a configuration that can never work (hatd exited 2 before, and
+// gokrazy restarted it every second).
+func TestExits125(t *testing.T) {
 	cfg := DefaultConfig
 	cfg.Bus = 97 // no /dev/i2c-97 here or on a box
-	cfg.Socket = filepath.Join(t.TempDir(), "s.sock")
+	cfg.Socket = filepath.Join(shortDir(t), "s.sock")
 	err := run(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "no battery board") {
+	if !errors.Is(err, errNoBoard) || !daemon.IsPermanent(err) {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-func TestConfigValidate(t *testing.T) {
 	for _, args := range [][]string{
+		{"-socket", cfg.Socket, "-i2c-bus", "97"},
 		{"-profile", "nope"},
 		{"-interval", "1h"},
 		{"-socket", ""},
+		{"-socket", "run/hatd.sock"},
 		{"-sim-soc", "1.5"},
 		{"-profile-file", "/nonexistent.json"},
+		{"-i2c-addr", "0x80"},
+		{"-input-limit-ma", "5000"},
 		{"extra"},
 	} {
-		if _, err := parseFlags(args); err == nil {
-			t.Errorf("%v accepted", args)
+		var log strings.Builder
+		if code := daemon.Start(context.Background(), program, args, &log); code != daemon.ExitNoRestart {
+			t.Errorf("%v: exit %d, want %d; log %s", args, code, daemon.ExitNoRestart, log.String())
 		}
 	}
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("HATD_PROFILE", "usb-only")
-	c, err := parseFlags([]string{"-sim"})
-	if err != nil || c.Profile != "usb-only" || !c.Sim {
+	t.Setenv("HATD_I2C_ADDR", "0x6a")
+	c, err := daemon.Parse(program, []string{"-sim"}, nil)
+	if err != nil || c.Profile != "usb-only" || !c.Sim || c.Addr != 0x6a || c.Validate() != nil {
 		t.Errorf("env: %+v %v", c, err)
+	}
+	// A malformed value is an error, not the default (hatd fell back to
+	// 2 s here before).
+	t.Setenv("HATD_INTERVAL", "5")
+	if _, err := daemon.Parse(program, nil, nil); err == nil || !strings.Contains(err.Error(), "HATD_INTERVAL") {
+		t.Errorf("HATD_INTERVAL=5: %v", err)
 	}
 }
 
