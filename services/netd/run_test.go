@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
 
 func TestConfigUnusableExits125(t *testing.T) {
 	for _, args := range [][]string{
 		{"-socket", ""},
+		{"-socket", "netd.sock"},
 		{"-state", "relative"},
 		{"-dhcp", "dhcp"},
 		{"-country", "Germany"},
@@ -29,12 +31,18 @@ func TestConfigUnusableExits125(t *testing.T) {
 		{"-mount-boot", "/a", "-boot-dir", "/b"},
 		{"extra"},
 	} {
-		if code := start(context.Background(), args, io.Discard); code != exitNoRestart {
-			t.Errorf("%v: exit %d, want %d", args, code, exitNoRestart)
+		if code := daemon.Start(context.Background(), program, args, io.Discard); code != daemon.ExitNoRestart {
+			t.Errorf("%v: exit %d, want %d", args, code, daemon.ExitNoRestart)
 		}
 	}
-	if c, err := parseFlags([]string{"-country", "DE", "-hostname", "kinderzimmer"}, io.Discard); err != nil || c.Validate() != nil {
+	if c, err := daemon.Parse(program, []string{"-country", "DE", "-hostname", "kinderzimmer"}, io.Discard); err != nil || c.Validate() != nil {
 		t.Errorf("good flags: %+v %v %v", c, err, c.Validate())
+	}
+	// A malformed value in the environment is an error, not the default
+	// (netd fell back to the default before).
+	t.Setenv("NETD_MDNS", "no")
+	if code := daemon.Start(context.Background(), program, nil, io.Discard); code != daemon.ExitNoRestart {
+		t.Errorf("NETD_MDNS=no: exit %d", code)
 	}
 }
 

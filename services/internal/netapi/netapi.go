@@ -6,6 +6,8 @@
 // body with one, and it only goes in.
 package netapi
 
+import "github.com/storybox/storybox/services/internal/daemon"
+
 // Adapters is GET /adapters.
 type Adapters struct {
 	Adapters          []Adapter `json:"adapters"`
@@ -127,9 +129,5 @@ type Status struct {
 	KnownNetworks int     `json:"known_networks"`
 }
 
-// Error is every error body; Kind is a fault kind ("invalid", "conflict",
-// "unavailable", "upstream", …), so playerd keeps netd's classification.
-type Error struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
-}
+// Error is every error body: the daemons' one (daemon.ErrorBody).
+type Error = daemon.ErrorBody

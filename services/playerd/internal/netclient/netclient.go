@@ -5,16 +5,12 @@
 package netclient
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
@@ -24,7 +20,7 @@ var ErrUnavailable = fault.New(fault.Unavailable, "network service unavailable")
 
 // Client is safe for concurrent use.
 type Client struct {
-	http *http.Client
+	d *daemon.Client
 }
 
 // Timeouts: a join waits for the chip and the access point (netd gives up
@@ -38,64 +34,13 @@ const (
 
 // New returns a client for netd's socket.
 func New(socket string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		MaxIdleConns:    2,
-		IdleConnTimeout: 30 * time.Second,
-	}
-	return &Client{http: &http.Client{Transport: tr}}
+	return &Client{d: daemon.NewClient(socket, "netd", ErrUnavailable.Msg)}
 }
 
 func (c *Client) call(ctx context.Context, timeout time.Duration, method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://netd"+path, body)
-	if err != nil {
-		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fault.Wrap(fault.Unavailable, err, ErrUnavailable.Msg)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fault.Wrap(fault.Unavailable, err, ErrUnavailable.Msg)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e netapi.Error
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			return fault.Wrap(fault.Unavailable, fmt.Errorf("netd answered %s", resp.Status), ErrUnavailable.Msg)
-		}
-		return &fault.Error{Kind: kind(e.Kind), Msg: e.Error}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("netd sent invalid JSON: %w", err), ErrUnavailable.Msg)
-	}
-	return nil
-}
-
-// kind keeps the kinds the API knows; anything else is netd failing.
-func kind(k string) fault.Kind {
-	switch kk := fault.Kind(k); kk {
-	case fault.Invalid, fault.NotFound, fault.Conflict, fault.Unavailable, fault.Upstream, fault.Busy, fault.Unsupported, fault.TooLarge:
-		return kk
-	}
-	return fault.Internal
+	return c.d.Call(ctx, method, path, in, out)
 }
 
 // Status is netd's state now.
