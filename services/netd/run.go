@@ -138,15 +138,17 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { sta.Run(ctx) })
-	wg.Go(func() { daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(sta, log), log) })
+	var ann server.Announcer
 	if cfg.MDNS {
 		adv := &mdns.Advertiser{Host: cfg.hostname(), Services: cfg.services(), Log: log}
+		ann = adv
 		wg.Go(func() {
 			if err := adv.Run(ctx); err != nil {
 				log.Error("mdns", "err", err)
 			}
 		})
 	}
+	wg.Go(func() { daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(sta, ann, log), log) })
 	<-ctx.Done()
 	wg.Wait()
 	return nil

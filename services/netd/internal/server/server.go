@@ -8,6 +8,10 @@
 //	GET  /networks          the known networks (names and priorities only)
 //	POST /forget            forget a known network {ssid}
 //	GET  /country, PUT /country  the regulatory country {country}
+//	GET  /mdns              what the mDNS responder announces
+//	PUT  /mdns/services     announce a service for another program {name,type,port,text},
+//	                        in place of one of its type (409 with -mdns=false)
+//	DELETE /mdns/services/{type}  stop announcing it
 //
 // Errors are {"error","kind"} with the status of the kind
 // (daemon.ErrorBody). Nothing here logs a request body: one of them carries
@@ -20,6 +24,7 @@ import (
 	"net/http"
 
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
 
@@ -34,8 +39,18 @@ type Station interface {
 	SetCountry(ctx context.Context, country string) error
 }
 
-// NewHandler returns the routes.
-func NewHandler(st Station, log *slog.Logger) http.Handler {
+// Announcer is the mDNS responder; nil with -mdns=false.
+type Announcer interface {
+	Announce(s netapi.Service) error
+	Withdraw(typ string) error
+	State() netapi.MDNS
+}
+
+// errMDNSOff answers announcements while netd announces nothing.
+var errMDNSOff = fault.New(fault.Conflict, "mDNS is off on this box (netd -mdns=false)")
+
+// NewHandler returns the routes; ann is nil when netd announces nothing.
+func NewHandler(st Station, ann Announcer, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -82,6 +97,30 @@ func NewHandler(st Station, log *slog.Logger) http.Handler {
 		}
 		daemon.Answer(w, r, log, req, err)
 	})
+	mux.HandleFunc("GET /mdns", func(w http.ResponseWriter, r *http.Request) {
+		state := netapi.MDNS{Addresses: []string{}, Services: []netapi.Service{}}
+		if ann != nil {
+			state = ann.State()
+		}
+		daemon.WriteJSON(w, http.StatusOK, state)
+	})
+	mux.HandleFunc("PUT /mdns/services", func(w http.ResponseWriter, r *http.Request) {
+		var req netapi.Service
+		err := daemon.Decode(r, &req)
+		if err == nil && ann == nil {
+			err = errMDNSOff
+		}
+		if err == nil {
+			err = ann.Announce(req)
+		}
+		daemon.Answer(w, r, log, req, err)
+	})
+	mux.HandleFunc("DELETE /mdns/services/{type}", func(w http.ResponseWriter, r *http.Request) {
+		var err error = errMDNSOff
+		if ann != nil {
+			err = ann.Withdraw(r.PathValue("type"))
+		}
+		daemon.Answer(w, r, log, map[string]bool{"withdrawn": true}, err)
+	})
 	return mux
 }
-

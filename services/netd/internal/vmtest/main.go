@@ -7,7 +7,9 @@
 // server and an mDNS client. It drives netd through its socket as playerd
 // would: adapters, regulatory country, scan, join, address by gokrazy's own
 // DHCP client, the refusal of WPA2 without handshake offload, mDNS over the
-// air, the access point going away and coming back, and a clean stop. It
+// air (the box, its web service and the home-automation service playerd
+// asks netd to announce), the access point going away and coming back
+// (announced again on the new lease), and a clean stop. It
 // prints one RESULT line per case and powers the VM off.
 package main
 
@@ -414,15 +416,34 @@ func (t *test) wpa2Refused() (string, error) {
 	return "status=409", nil
 }
 
+// haService is what playerd asks netd to announce for Home Assistant
+// (hav1.MDNSService), sent the way netclient.Announce sends it.
+var haService = netapi.Service{Name: hostname, Type: "_mupibox._tcp", Port: 8443,
+	Text: map[string]string{"product": "mupibox", "api_version": "1", "device_id": "vm-box-1", "transport": "https"}}
+
 func (t *test) mdns() (string, error) {
+	if code, b, err := t.call("PUT", "/mdns/services", haService, nil); err != nil || code != http.StatusOK {
+		return "", fmt.Errorf("announce %s: %d %s %v", haService.Type, code, b, err)
+	}
 	res, err := t.apDo("mdns " + hostname)
 	if err != nil {
 		return "", err
 	}
-	if !strings.Contains(res, "a="+t.ipv4+" ") || !strings.Contains(res, "srv="+hostname+".local.:8090") {
-		return "", fmt.Errorf("mdns answered %q, want a=%s and port 8090", res, t.ipv4)
+	if err := t.checkMDNS(res); err != nil {
+		return "", err
 	}
 	return res, nil
+}
+
+// checkMDNS checks the answer of the access point's side: the box's
+// address now, its web service and the home-automation service.
+func (t *test) checkMDNS(res string) error {
+	for _, want := range []string{"a=" + t.ipv4 + " ", "srv=" + hostname + ".local.:8090", "mupibox=" + hostname + ".local.:8443", "device_id=vm-box-1 "} {
+		if !strings.Contains(res, want) {
+			return fmt.Errorf("mdns answered %q, want %s", res, want)
+		}
+	}
+	return nil
 }
 
 // reconnect takes the access point away (a router switched off) and
@@ -455,10 +476,16 @@ func (t *test) reconnect() (string, error) {
 	if tried {
 		return "", errors.New("netd tried to join the access point that had gone")
 	}
+	// It comes back having forgotten its leases: the box gets another
+	// address, and must be announced with it.
+	if _, err := t.apDo("renumber"); err != nil {
+		return "", err
+	}
 	if _, err := t.apDo("start"); err != nil {
 		return "", err
 	}
 	back := time.Now()
+	old := t.ipv4
 	st, err = t.waitStatus("the reconnect", 90*time.Second, func(st netapi.Status) bool {
 		return st.State == netapi.StateConnected && st.IPv4 != nil && st.SSID == openSSID
 	})
@@ -467,13 +494,17 @@ func (t *test) reconnect() (string, error) {
 	}
 	t.ipv4 = *st.IPv4
 	again := time.Since(back)
-	// The box is announced again on its new lease.
+	if t.ipv4 == old {
+		return "", fmt.Errorf("the same address %s after the renumbering", old)
+	}
+	// The box, its web service and the home-automation service are
+	// announced again on the new lease.
 	res, err := t.apDo("mdns " + hostname)
 	if err != nil {
 		return "", fmt.Errorf("mdns after the reconnect: %w", err)
 	}
-	if !strings.Contains(res, "a="+t.ipv4+" ") {
-		return "", fmt.Errorf("mdns after the reconnect answered %q, want %s", res, t.ipv4)
+	if err := t.checkMDNS(res); err != nil {
+		return "", fmt.Errorf("after the reconnect: %w", err)
 	}
 	return fmt.Sprintf("drop-noticed=%.1fs reconnected=%.1fs ipv4=%s", noticed.Seconds(), again.Seconds(), t.ipv4), nil
 }

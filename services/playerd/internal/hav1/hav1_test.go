@@ -60,7 +60,7 @@ func TestBearer(t *testing.T) {
 }
 
 func TestServiceRecord(t *testing.T) {
-	c := Service("kinderzimmer", "kinderzimmer", "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", 8443)
+	c := MDNSService("kinderzimmer", "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", 8443)
 	want := map[string]string{"product": "mupibox", "generation": "ng", "api_version": "1", "transport": "https", "pairing": "required",
 		"device_id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", "id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90"}
 	if c.Type != "_mupibox._tcp" || c.Port != 8443 || len(c.Text) != len(want) {
