@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,31 +15,24 @@ import (
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
-func unixClient(sock string) *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
+func unixClient(sock string) *daemon.Client {
+	return daemon.NewClient(sock, "hatd", "hatd unavailable")
 }
 
-func tryStatus(c *http.Client) (status.Status, error) {
+func tryStatus(c *daemon.Client) (status.Status, error) {
 	var st status.Status
-	resp, err := c.Get("http://hatd/status")
-	if err != nil {
-		return st, err
-	}
-	defer resp.Body.Close()
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	return st, err
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return st, c.Call(ctx, "GET", "/status", nil, &st)
 }
 
 // waitStatus polls hatd until cond holds. Requests may fail only while hatd
 // is starting (no socket yet). The deadline only bounds a hang; run
 // returning early ends the wait at once.
-func waitStatus(t *testing.T, c *http.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
+func waitStatus(t *testing.T, c *daemon.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -96,19 +86,15 @@ func TestRunSimulated(t *testing.T) {
 		t.Errorf("percent %d at SoC 0.8", p)
 	}
 
-	resp, err := c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":0.02}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("POST /sim: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	resp, err = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
-	if err != nil {
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	soc := 0.02
+	if err := c.Call(ctx2, "POST", "/sim", sim.Control{SoC: &soc}, nil); err != nil {
 		t.Fatalf("POST /sim: %v", err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(body), `"error"`) {
-		t.Errorf("bad control: %d %s", resp.StatusCode, body)
+	soc = 2
+	if err := c.Call(ctx2, "POST", "/sim", sim.Control{SoC: &soc}, nil); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "soc must be") {
+		t.Errorf("bad control: %v", err)
 	}
 	waitStatus(t, c, done, false, "level critical", func(st status.Status) bool {
 		return st.Level != nil && *st.Level == "critical"
