@@ -107,7 +107,7 @@ func (b *Backoff) max() time.Duration {
 type Server struct {
 	HTTP *http.Server
 	// Listen makes the listener: at the start unless Listener is set, and
-	// after every failure.
+	// after every failure. Required.
 	Listen func() (net.Listener, error)
 	// Listener, when set, is served first: one main made itself, to log
 	// its address, or a test's.

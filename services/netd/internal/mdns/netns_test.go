@@ -89,7 +89,12 @@ func announcedInNamespace(t *testing.T) {
 		Services:   []Service{{Name: testHost, Type: "_http._tcp", Port: 8090, Text: map[string]string{"path": "/"}}},
 		Interfaces: []string{box.Attrs().Name},
 		Poll:       20 * time.Millisecond,
-		Announced:  func(addrs []string) { announced <- addrs },
+		Announced: func(addrs []string) {
+			select {
+			case announced <- addrs:
+			default: // only the first start is waited for
+			}
+		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -117,7 +122,6 @@ func announcedInNamespace(t *testing.T) {
 	if err := netlink.AddrAdd(box, boxAddr2); err != nil {
 		t.Fatal(err)
 	}
-	waitAnnounced(t, announced, "box0="+boxAddr2.IP.String())
 	cli.hear(t, "the service announced again with the new address", boxAddr2.IP.String())
 	cli.query(t, boxAddr2.IP.String(), txt)
 	if st := a.State(); !slices.Contains(st.Addresses, "box0="+boxAddr2.IP.String()) || len(st.Services) != 2 {
@@ -211,10 +215,12 @@ func waitAnnounced(t *testing.T, announced <-chan []string, want string) {
 }
 
 // hear waits for a response sent to the group, unasked, that carries the
-// home-automation service and the box's address addr.
+// home-automation service and the box's address addr in one message, as
+// an announcement of the service does: older messages (the address before)
+// cannot add up to it.
 func (c *client) hear(t *testing.T, what, addr string) {
 	t.Helper()
-	r := mdnstest.NewRecords()
+	all := mdnstest.NewRecords()
 	timeout := time.After(30 * time.Second) // bounds a hang only
 	for {
 		select {
@@ -222,12 +228,14 @@ func (c *client) hear(t *testing.T, what, addr string) {
 			if !ok {
 				t.Fatalf("%s: the listening socket closed", what)
 			}
+			all.Add(m)
+			r := mdnstest.NewRecords()
 			r.Add(m)
 			if slices.Contains(r.PTR["_mupibox._tcp.local."], haInstance) && r.TXT[haInstance]["device_id"] != "" && slices.Contains(r.A[hostName], addr) {
 				return
 			}
 		case <-timeout:
-			t.Fatalf("%s: not heard; heard %s", what, r)
+			t.Fatalf("%s: not heard; heard %s", what, all)
 		}
 	}
 }

@@ -72,8 +72,12 @@ func Question(name string, typ uint16) dns.Question {
 // enough holds for what came back or budget runs out. c must not be bound
 // to port 5353: its questions are then "legacy unicast" ones (RFC 6762
 // 6.7), answered to c itself.
+//
+// Only answers to this call count, those that repeat its message ID: an
+// earlier call stops reading once it has enough and may leave answers in c.
 func Query(c net.PacketConn, questions []dns.Question, budget time.Duration, enough func(*Records) bool) (*Records, error) {
 	r := NewRecords()
+	id := dns.Id()
 	buf := make([]byte, 9000)
 	for start := time.Now(); !enough(r); {
 		if time.Since(start) > budget {
@@ -81,7 +85,7 @@ func Query(c net.PacketConn, questions []dns.Question, budget time.Duration, eno
 		}
 		for _, q := range questions {
 			m := new(dns.Msg)
-			m.Question = []dns.Question{q}
+			m.Id, m.Question = id, []dns.Question{q}
 			b, err := m.Pack()
 			if err != nil {
 				return r, err
@@ -97,7 +101,7 @@ func Query(c net.PacketConn, questions []dns.Question, budget time.Duration, eno
 				break
 			}
 			var m dns.Msg
-			if m.Unpack(buf[:n]) == nil {
+			if m.Unpack(buf[:n]) == nil && m.Id == id {
 				r.Add(&m)
 			}
 		}
