@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/storybox/storybox/services/hatd/internal/server"
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
+	"github.com/storybox/storybox/services/internal/daemon"
 )
 
 // Config is hatd's configuration.
@@ -42,11 +42,8 @@ var DefaultConfig = Config{
 
 // Validate checks the configuration without touching hardware.
 func (c Config) Validate() error {
-	if c.Socket == "" {
-		return errors.New("-socket is empty")
-	}
-	if len(c.Socket) > 100 {
-		return fmt.Errorf("socket path %q is too long for a Unix socket", c.Socket)
+	if err := daemon.CheckSocket("-socket", c.Socket); err != nil {
+		return err
 	}
 	if c.Interval < 100*time.Millisecond || c.Interval > time.Minute {
 		return fmt.Errorf("-interval %s: want 100ms–1m (the charger's watchdog is fed at this rate)", c.Interval)
@@ -57,8 +54,22 @@ func (c Config) Validate() error {
 	if c.Addr < 0x08 || c.Addr > 0x77 || c.Bus < 0 {
 		return fmt.Errorf("I²C bus %d address %#x", c.Bus, c.Addr)
 	}
-	_, err := c.profile()
-	return err
+	prof, err := c.profile()
+	if err != nil {
+		return err
+	}
+	return chargerOpts(c, prof).Validate()
+}
+
+// chargerOpts are the charger's limits for the battery profile.
+func chargerOpts(c Config, prof battery.Profile) *bq25792.Opts {
+	return &bq25792.Opts{
+		Cells:               max(prof.Cells, 1),
+		ChargeVoltageMV:     prof.ChargeVoltageMV,
+		ChargeCurrentMA:     prof.ChargeCurrentMA,
+		InputCurrentLimitMA: c.InputLimitMA,
+		EnableCharging:      !prof.NoBattery,
+	}
 }
 
 func (c Config) profile() (battery.Profile, error) {
@@ -74,8 +85,9 @@ func (c Config) profile() (battery.Profile, error) {
 }
 
 // errNoBoard: the I²C bus itself is missing (the image does not enable
-// it); main exits 125. A bus on which no charger answers is not this: the
-// board may answer later, so hatd keeps asking (connect).
+// it), which no restart fixes: hatd exits 125. A bus on which no charger
+// answers is not this: the board may answer later, so hatd keeps asking
+// (connect).
 var errNoBoard = errors.New("no battery board")
 
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -93,7 +105,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	} else {
 		b, err := i2c.NewI2C(uint8(cfg.Addr), cfg.Bus)
 		if err != nil {
-			return fmt.Errorf("%w: open I²C bus %d: %w", errNoBoard, cfg.Bus, err)
+			return daemon.Permanent(fmt.Errorf("%w: open I²C bus %d: %w", errNoBoard, cfg.Bus, err))
 		}
 		defer b.Close()
 		bus = b
@@ -106,15 +118,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 // the status says what is wrong (hardware_available false) and playerd
 // keeps its battery protection as soon as the board answers again.
 func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq25792.Bus, board *sim.Board, log *slog.Logger) error {
-	opts := &bq25792.Opts{
-		Cells:               max(prof.Cells, 1),
-		ChargeVoltageMV:     prof.ChargeVoltageMV,
-		ChargeCurrentMA:     prof.ChargeCurrentMA,
-		InputCurrentLimitMA: cfg.InputLimitMA,
-		EnableCharging:      !prof.NoBattery,
-	}
+	opts := chargerOpts(cfg, prof)
 	if err := opts.Validate(); err != nil {
-		return err // limits that can never be programmed
+		return daemon.Permanent(err) // Validate refuses these before
 	}
 	var sampler atomic.Pointer[status.Sampler]
 	statusNow := func() status.Status {
@@ -123,18 +129,13 @@ func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq257
 		}
 		return status.Status{Profile: prof.Name} // no charger yet: nothing known
 	}
-	srv := &http.Server{
-		Handler:           server.NewHandler(server.Deps{Status: statusNow, Sim: board, Log: log}),
-		ReadHeaderTimeout: 5 * time.Second,
-	}
+	ctx, cancel := context.WithCancel(ctx)
 	served := make(chan struct{})
-	go func() { defer close(served); serve(ctx, srv, cfg.Socket, log) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
+	go func() {
+		defer close(served)
+		daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(server.Deps{Status: statusNow, Sim: board, Log: log}), log)
 	}()
+	defer func() { cancel(); <-served }()
 
 	dev := connect(ctx, bus, opts, log)
 	if dev == nil {
@@ -185,18 +186,15 @@ func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq257
 	}
 }
 
-// Retry delays: the first ones short, for a glitch on the bus at boot; then
-// once a minute, for a box whose board is missing or unplugged (one small
-// I²C read a minute costs nothing).
-const (
-	retryFirst = time.Second
-	retryMax   = time.Minute
-)
+// retryMax: the first attempts come quickly, for a glitch on the bus at
+// boot; then once a minute, for a box whose board is missing or unplugged
+// (one small I²C read a minute costs nothing).
+const retryMax = time.Minute
 
 // connect finds and programs the charger, retrying until it answers or ctx
 // ends (nil then).
 func connect(ctx context.Context, bus bq25792.Bus, opts *bq25792.Opts, log *slog.Logger) *bq25792.Dev {
-	wait := retryFirst
+	retry := daemon.Backoff{Max: retryMax}
 	var lastErr string
 	for {
 		dev, err := bq25792.New(bus, opts)
@@ -210,36 +208,9 @@ func connect(ctx context.Context, bus bq25792.Bus, opts *bq25792.Opts, log *slog
 			log.Warn("no charger yet, asking again", "err", err, "every", retryMax)
 			lastErr = msg
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx) {
 			return nil
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, retryMax)
-	}
-}
-
-// serve serves the socket until ctx ends. A socket that cannot be made
-// (another hatd still shutting down) or breaks is made again.
-func serve(ctx context.Context, srv *http.Server, path string, log *slog.Logger) {
-	wait := retryFirst
-	for {
-		l, err := server.Listen(path)
-		if err == nil {
-			log.Info("serving", "socket", path)
-			wait = retryFirst
-			err = srv.Serve(l)
-			if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
-				return
-			}
-		}
-		log.Error("socket", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, retryMax)
 	}
 }
 

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,31 +14,25 @@ import (
 
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
+	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
-func unixClient(sock string) *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
+func unixClient(sock string) *daemon.Client {
+	return daemon.NewClient(sock, "hatd", "hatd unavailable")
 }
 
-func tryStatus(c *http.Client) (status.Status, error) {
+func tryStatus(c *daemon.Client) (status.Status, error) {
 	var st status.Status
-	resp, err := c.Get("http://hatd/status")
-	if err != nil {
-		return st, err
-	}
-	defer resp.Body.Close()
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	return st, err
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return st, c.Call(ctx, "GET", "/status", nil, &st)
 }
 
 // waitStatus polls hatd until cond holds. Requests may fail only while hatd
 // is starting (no socket yet). The deadline only bounds a hang; run
 // returning early ends the wait at once.
-func waitStatus(t *testing.T, c *http.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
+func waitStatus(t *testing.T, c *daemon.Client, done <-chan error, starting bool, what string, cond func(status.Status) bool) status.Status {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -95,19 +86,15 @@ func TestRunSimulated(t *testing.T) {
 		t.Errorf("percent %d at SoC 0.8", p)
 	}
 
-	resp, err := c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":0.02}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("POST /sim: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	resp, err = c.Post("http://hatd/sim", "application/json", strings.NewReader(`{"soc":2}`))
-	if err != nil {
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	soc := 0.02
+	if err := c.Call(ctx2, "POST", "/sim", sim.Control{SoC: &soc}, nil); err != nil {
 		t.Fatalf("POST /sim: %v", err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(body), `"error"`) {
-		t.Errorf("bad control: %d %s", resp.StatusCode, body)
+	soc = 2
+	if err := c.Call(ctx2, "POST", "/sim", sim.Control{SoC: &soc}, nil); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "soc must be") {
+		t.Errorf("bad control: %v", err)
 	}
 	waitStatus(t, c, done, false, "level critical", func(st status.Status) bool {
 		return st.Level != nil && *st.Level == "critical"
@@ -121,33 +108,48 @@ func TestRunSimulated(t *testing.T) {
 	}
 }
 
-func TestNoBoardExits125(t *testing.T) {
+// A missing I²C bus is a board no restart brings: hatd exits 125, and so
+// does a configuration that can never work (hatd exited 2 before, and
+// gokrazy restarted it every second).
+func TestExits125(t *testing.T) {
 	cfg := DefaultConfig
 	cfg.Bus = 97 // no /dev/i2c-97 here or on a box
-	cfg.Socket = filepath.Join(t.TempDir(), "s.sock")
+	cfg.Socket = filepath.Join(shortDir(t), "s.sock")
 	err := run(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "no battery board") {
+	if !errors.Is(err, errNoBoard) || !daemon.IsPermanent(err) {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-func TestConfigValidate(t *testing.T) {
 	for _, args := range [][]string{
+		{"-socket", cfg.Socket, "-i2c-bus", "97"},
 		{"-profile", "nope"},
 		{"-interval", "1h"},
 		{"-socket", ""},
+		{"-socket", "run/hatd.sock"},
 		{"-sim-soc", "1.5"},
 		{"-profile-file", "/nonexistent.json"},
+		{"-i2c-addr", "0x80"},
+		{"-input-limit-ma", "5000"},
 		{"extra"},
 	} {
-		if _, err := parseFlags(args); err == nil {
-			t.Errorf("%v accepted", args)
+		var log strings.Builder
+		if code := daemon.Start(context.Background(), program, args, &log); code != daemon.ExitNoRestart {
+			t.Errorf("%v: exit %d, want %d; log %s", args, code, daemon.ExitNoRestart, log.String())
 		}
 	}
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("HATD_PROFILE", "usb-only")
-	c, err := parseFlags([]string{"-sim"})
-	if err != nil || c.Profile != "usb-only" || !c.Sim {
+	t.Setenv("HATD_I2C_ADDR", "0x6a")
+	c, err := daemon.Parse(program, []string{"-sim"}, nil)
+	if err != nil || c.Profile != "usb-only" || !c.Sim || c.Addr != 0x6a || c.Validate() != nil {
 		t.Errorf("env: %+v %v", c, err)
+	}
+	// A malformed value is an error, not the default (hatd fell back to
+	// 2 s here before).
+	t.Setenv("HATD_INTERVAL", "5")
+	if _, err := daemon.Parse(program, nil, nil); err == nil || !strings.Contains(err.Error(), "HATD_INTERVAL") {
+		t.Errorf("HATD_INTERVAL=5: %v", err)
 	}
 }
 

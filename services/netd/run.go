@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/storybox/storybox/services/internal/bootfs"
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/netd/internal/bootwifi"
 	"github.com/storybox/storybox/services/netd/internal/ipconf"
 	"github.com/storybox/storybox/services/netd/internal/kmod"
@@ -41,12 +41,10 @@ var DefaultConfig = Config{
 	MDNS: true, HTTPPort: 8090, JoinTimeout: station.DefaultJoinTimeout, RetryMax: station.DefaultRetryMax,
 }
 
-const maxSocketPath = 107
-
 // Validate checks the configuration without touching the system.
 func (c Config) Validate() error {
-	if c.Socket == "" || len(c.Socket) > maxSocketPath {
-		return fmt.Errorf("-socket %q: want a path of 1 to %d bytes", c.Socket, maxSocketPath)
+	if err := daemon.CheckSocket("-socket", c.Socket); err != nil {
+		return err
 	}
 	for flag, p := range map[string]string{"-state": c.State, "-dhcp": c.DHCP} {
 		if !filepath.IsAbs(p) {
@@ -140,20 +138,18 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { sta.Run(ctx) })
-	srv := &http.Server{Handler: server.NewHandler(sta, log), ReadHeaderTimeout: 5 * time.Second}
-	wg.Go(func() { serve(ctx, srv, cfg.Socket, log) })
+	var ann server.Announcer
 	if cfg.MDNS {
 		adv := &mdns.Advertiser{Host: cfg.hostname(), Services: cfg.services(), Log: log}
+		ann = adv
 		wg.Go(func() {
 			if err := adv.Run(ctx); err != nil {
 				log.Error("mdns", "err", err)
 			}
 		})
 	}
+	wg.Go(func() { daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(sta, ann, log), log) })
 	<-ctx.Done()
-	sctx, done := context.WithTimeout(context.Background(), 3*time.Second)
-	defer done()
-	_ = srv.Shutdown(sctx)
 	wg.Wait()
 	return nil
 }
@@ -212,29 +208,5 @@ func removeFromReadOnly(mount string) func(string) error {
 			err = fmt.Errorf("remount read-only: %w", rerr)
 		}
 		return err
-	}
-}
-
-// serve serves the socket until ctx ends, making it again when it cannot
-// be made (another netd still stopping) or breaks.
-func serve(ctx context.Context, srv *http.Server, path string, log *slog.Logger) {
-	wait := time.Second
-	for {
-		l, err := server.Listen(path)
-		if err == nil {
-			log.Info("serving", "socket", path)
-			wait = time.Second
-			err = srv.Serve(l)
-			if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
-				return
-			}
-		}
-		log.Error("socket", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Minute)
 	}
 }

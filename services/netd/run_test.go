@@ -5,20 +5,21 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
 
 func TestConfigUnusableExits125(t *testing.T) {
 	for _, args := range [][]string{
 		{"-socket", ""},
+		{"-socket", "netd.sock"},
 		{"-state", "relative"},
 		{"-dhcp", "dhcp"},
 		{"-country", "Germany"},
@@ -29,12 +30,18 @@ func TestConfigUnusableExits125(t *testing.T) {
 		{"-mount-boot", "/a", "-boot-dir", "/b"},
 		{"extra"},
 	} {
-		if code := start(context.Background(), args, io.Discard); code != exitNoRestart {
-			t.Errorf("%v: exit %d, want %d", args, code, exitNoRestart)
+		if code := daemon.Start(context.Background(), program, args, io.Discard); code != daemon.ExitNoRestart {
+			t.Errorf("%v: exit %d, want %d", args, code, daemon.ExitNoRestart)
 		}
 	}
-	if c, err := parseFlags([]string{"-country", "DE", "-hostname", "kinderzimmer"}, io.Discard); err != nil || c.Validate() != nil {
+	if c, err := daemon.Parse(program, []string{"-country", "DE", "-hostname", "kinderzimmer"}, io.Discard); err != nil || c.Validate() != nil {
 		t.Errorf("good flags: %+v %v %v", c, err, c.Validate())
+	}
+	// A malformed value in the environment is an error, not the default
+	// (netd fell back to the default before).
+	t.Setenv("NETD_MDNS", "no")
+	if code := daemon.Start(context.Background(), program, nil, io.Discard); code != daemon.ExitNoRestart {
+		t.Errorf("NETD_MDNS=no: exit %d", code)
 	}
 }
 
@@ -60,36 +67,27 @@ func TestRunServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", cfg.Socket)
-	}}}
+	c := daemon.NewClient(cfg.Socket, "netd", "netd unavailable")
+	call := func(method, path string, in, out any) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return c.Call(ctx, method, path, in, out)
+	}
 	var st netapi.Status
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := c.Get("http://netd/status")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&st)
-			resp.Body.Close()
-			if err == nil {
-				break
-			}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err = call("GET", "/status", nil, &st); err == nil {
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no status: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	if st.State != netapi.StateNoAdapter || st.KnownNetworks != 1 {
 		t.Errorf("status %+v", st)
 	}
-	resp, err := c.Get("http://netd/networks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `"home"`) || strings.Contains(string(body), "correct horse") {
-		t.Errorf("networks %s", body)
+	var known json.RawMessage
+	if err := call("GET", "/networks", nil, &known); err != nil || !strings.Contains(string(known), `"home"`) || strings.Contains(string(known), "correct horse") {
+		t.Errorf("networks %s %v", known, err)
 	}
 	fi, err := os.Stat(filepath.Join(cfg.State, "networks.json"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -98,13 +96,13 @@ func TestRunServes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(boot, "wifi.json")); !os.IsNotExist(err) {
 		t.Errorf("wifi.json left in the boot directory: %v", err)
 	}
-	resp, err = c.Get("http://netd/scan")
-	if err != nil {
-		t.Fatal(err)
+	if err := call("GET", "/scan", nil, nil); fault.KindOf(err) != fault.Conflict {
+		t.Errorf("scan without an adapter: %v", err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("scan without an adapter: %d", resp.StatusCode)
+	// With -mdns=false there is no responder to announce with.
+	svc := netapi.Service{Name: "storybox", Type: "_mupibox._tcp", Port: 8443}
+	if err := call("PUT", "/mdns/services", svc, nil); fault.KindOf(err) != fault.Conflict || !strings.Contains(err.Error(), "-mdns=false") {
+		t.Errorf("announcement with mDNS off: %v", err)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -45,6 +46,11 @@ const (
 	// itself is fine and the request was well formed.
 	Upstream Kind = "upstream"
 )
+
+// Kinds lists every kind, for tables that must cover them all.
+func Kinds() []Kind {
+	return []Kind{Internal, Invalid, Unauthorized, Forbidden, NotFound, Conflict, TooLarge, Unsupported, Busy, Unavailable, Upstream}
+}
 
 // Error is an error of a kind with a message meant for the caller, and an
 // optional cause meant for the log.
@@ -143,10 +149,31 @@ func RetryAfterOf(err error) time.Duration {
 	return 0
 }
 
-// HTTPStatus is the one table from kinds to HTTP statuses, for the serving
-// layers that speak plain HTTP errors: playerd's local API and the daemons'
-// sockets. Libraries never call it; the home-automation API has its own
-// error vocabulary.
+// Wait is how long a client should wait before trying err again: the
+// RetryAfter set in its chain, and at least a second for the kinds that
+// mean "not now" (Busy, Unavailable); 0 for kinds where waiting does not
+// help.
+func Wait(err error) time.Duration {
+	d := RetryAfterOf(err)
+	if k := KindOf(err); k == Busy || k == Unavailable {
+		d = max(d, time.Second)
+	}
+	return d
+}
+
+// RetryAfterHeader is a Retry-After header's value for d: whole seconds,
+// rounded up; "" for no wait.
+func RetryAfterHeader(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// HTTPStatus is the one table from kinds to HTTP statuses, for every
+// serving layer: playerd's local API, the daemons' sockets, and the
+// home-automation API, which keeps its own snake_case codes beside it.
+// Libraries never call it.
 func HTTPStatus(k Kind) int {
 	switch k {
 	case Invalid:

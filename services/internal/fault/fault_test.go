@@ -65,6 +65,29 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
+// A client told to wait is never told to come back at once, and one that
+// waiting cannot help is not told to wait.
+func TestWait(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		wait   time.Duration
+		header string
+	}{
+		{New(Busy, "queue full"), time.Second, "1"},
+		{Wrap(Unavailable, errors.New("dial"), "hatd unavailable"), time.Second, "1"},
+		{Retry(Unavailable, 7500*time.Millisecond, "restarting"), 7500 * time.Millisecond, "8"},
+		{Retry(Busy, 300*time.Millisecond, "slow down"), time.Second, "1"},
+		{Retry(Forbidden, time.Minute, "locked until later"), time.Minute, "60"},
+		{New(Upstream, "the station did not answer"), 0, ""},
+		{New(Invalid, "x"), 0, ""},
+		{errors.New("x"), 0, ""},
+	} {
+		if got := Wait(tc.err); got != tc.wait || RetryAfterHeader(got) != tc.header {
+			t.Errorf("%v: %v %q, want %v %q", tc.err, got, RetryAfterHeader(got), tc.wait, tc.header)
+		}
+	}
+}
+
 func TestHTTPStatus(t *testing.T) {
 	for k, want := range map[Kind]int{
 		Invalid: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409,
@@ -73,6 +96,11 @@ func TestHTTPStatus(t *testing.T) {
 	} {
 		if got := HTTPStatus(k); got != want {
 			t.Errorf("HTTPStatus(%q) = %d, want %d", k, got, want)
+		}
+	}
+	for _, k := range Kinds() {
+		if k != Internal && HTTPStatus(k) == 500 {
+			t.Errorf("kind %q has no status of its own", k)
 		}
 	}
 }

@@ -1,10 +1,13 @@
-// Package netapi is the JSON that netd serves on its Unix socket and that
-// playerd passes on under /api/connectivity/. The shapes follow the
-// real-world box's connectivity routes where it has them (adapters, scan,
-// connect); status, known networks and the country are this box's own.
+// Package netapi is the JSON that netd serves on its Unix socket: what
+// playerd passes on under /api/connectivity/, and the mDNS announcements
+// playerd asks netd for. The connectivity shapes follow the real-world
+// box's routes where it has them (adapters, scan, connect); status, known
+// networks, the country and mDNS are this box's own.
 // Nothing here ever carries a passphrase out of netd: Connect is the only
 // body with one, and it only goes in.
 package netapi
+
+import "github.com/storybox/storybox/services/internal/daemon"
 
 // Adapters is GET /adapters.
 type Adapters struct {
@@ -127,9 +130,32 @@ type Status struct {
 	KnownNetworks int     `json:"known_networks"`
 }
 
-// Error is every error body; Kind is a fault kind ("invalid", "conflict",
-// "unavailable", "upstream", …), so playerd keeps netd's classification.
-type Error struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
+// Service is one service netd announces by mDNS: its own (the API and
+// admin page as _http._tcp) and those other programs ask for with
+// PUT /mdns/services (playerd's home-automation API as _mupibox._tcp). netd
+// answers for the box's one host name, so a Service names no host.
+type Service struct {
+	// Name is the instance name shown to people, e.g. "storybox".
+	Name string `json:"name"`
+	// Type is the service type, e.g. "_mupibox._tcp"; one service of
+	// each type is announced, a second PUT of a type replaces the first.
+	Type string            `json:"type"`
+	Port int               `json:"port"`
+	Text map[string]string `json:"text,omitempty"`
 }
+
+// MDNS is GET /mdns: what netd announces now.
+type MDNS struct {
+	// Enabled is false when netd runs with -mdns=false; nothing is
+	// announced then.
+	Enabled bool `json:"enabled"`
+	// Host is the name answered for, e.g. "storybox.local".
+	Host string `json:"host"`
+	// Addresses are what the running responder announces, as
+	// "interface=address"; empty while the box has none.
+	Addresses []string  `json:"addresses"`
+	Services  []Service `json:"services"`
+}
+
+// Error is every error body: the daemons' one (daemon.ErrorBody).
+type Error = daemon.ErrorBody

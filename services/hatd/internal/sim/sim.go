@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/storybox/storybox/services/internal/fault"
 )
 
 // Registers the emulation gives behaviour to; the rest is plain memory.
@@ -439,8 +441,5 @@ func (b *Board) Apply(c Control) error {
 	return nil
 }
 
-type simError string
-
-func (e simError) Error() string { return string(e) }
-
-func errorf(s string) error { return simError("sim: " + s) }
+// errorf is a control out of range: the caller's mistake.
+func errorf(s string) error { return fault.New(fault.Invalid, "sim: %s", s) }

@@ -17,6 +17,8 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/net/ipv4"
+
+	"github.com/storybox/storybox/services/netd/internal/mdns/mdnstest"
 )
 
 // The test network.
@@ -39,7 +41,7 @@ func apLog(format string, a ...any) { fmt.Fprintf(os.Stderr, "ap: "+format+"\n",
 // namespace of its own, to which the main side moves the second radio: the
 // station (netd) and the access point then only meet over the air. It runs
 // hostapd and the DHCP server there, and takes one command a line on stdin
-// (stop, start, mdns NAME, quit), answering "ok ..." or "fail ..." on stdout.
+// (stop, start, renumber, mdns NAME, quit), answering "ok ..." or "fail ..." on stdout.
 func apMain() int {
 	out := bufio.NewWriter(os.Stdout)
 	answer := func(format string, a ...any) {
@@ -79,6 +81,8 @@ func apMain() int {
 			err = h.stop()
 		case "start":
 			err = h.start()
+		case "renumber":
+			d.renumber()
 		case "mdns":
 			res, err = queryMDNS(ifi, arg, 30*time.Second)
 		case "quit":
@@ -242,67 +246,34 @@ func hostapdStatus(iface string) (string, error) {
 	return string(buf[:n]), err
 }
 
-// queryMDNS asks for NAME.local (A) and NAME._http._tcp.local (SRV) over
-// the radio, the way a phone on the home network would, from a port other
-// than 5353 (a "legacy unicast" query: the answer comes back to it). It
-// asks again each second until both are answered or budget runs out.
+// queryMDNS asks over the radio for NAME.local (A), NAME._http._tcp.local
+// (SRV) and the home-automation service NAME._mupibox._tcp.local (SRV and
+// TXT), the way a phone or Home Assistant on the home network would, from a
+// port other than 5353 (a "legacy unicast" query: the answer comes back to
+// it). It asks again each second until all are answered or budget runs
+// out.
 func queryMDNS(ifi *net.Interface, name string, budget time.Duration) (string, error) {
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: apAddr})
 	if err != nil {
 		return "", err
 	}
 	defer c.Close()
-	p := ipv4.NewPacketConn(c)
-	if err := p.SetMulticastInterface(ifi); err != nil {
+	if err := ipv4.NewPacketConn(c).SetMulticastInterface(ifi); err != nil {
 		return "", err
 	}
-	host, instance := name+".local.", name+"._http._tcp.local."
-	group := &net.UDPAddr{IP: net.IPv4(224, 0, 0, 251), Port: 5353}
-	var a, srv string
+	host, web, ha := name+".local.", name+"._http._tcp.local.", name+"._mupibox._tcp.local."
 	start := time.Now()
-	buf := make([]byte, 9000)
-	for a == "" || srv == "" {
-		if time.Since(start) > budget {
-			return "", fmt.Errorf("no answer for %s (A %q) and %s (SRV %q) within %s", host, a, instance, srv, budget)
-		}
-		for _, q := range []struct {
-			name string
-			typ  uint16
-		}{{host, dns.TypeA}, {instance, dns.TypeSRV}} {
-			m := new(dns.Msg)
-			m.SetQuestion(q.name, q.typ)
-			m.RecursionDesired = false
-			b, err := m.Pack()
-			if err != nil {
-				return "", err
-			}
-			if _, err := c.WriteTo(b, group); err != nil {
-				return "", err
-			}
-		}
-		_ = c.SetReadDeadline(time.Now().Add(time.Second))
-		for {
-			n, _, err := c.ReadFrom(buf)
-			if err != nil {
-				break
-			}
-			var m dns.Msg
-			if m.Unpack(buf[:n]) != nil {
-				continue
-			}
-			for _, rr := range append(m.Answer, m.Extra...) {
-				switch r := rr.(type) {
-				case *dns.A:
-					if strings.EqualFold(r.Hdr.Name, host) {
-						a = r.A.String()
-					}
-				case *dns.SRV:
-					if strings.EqualFold(r.Hdr.Name, instance) {
-						srv = fmt.Sprintf("%s:%d", r.Target, r.Port)
-					}
-				}
-			}
-		}
+	r, err := mdnstest.Query(c, []dns.Question{
+		mdnstest.Question(host, dns.TypeA),
+		mdnstest.Question(web, dns.TypeSRV),
+		mdnstest.Question(ha, dns.TypeSRV),
+		mdnstest.Question(ha, dns.TypeTXT),
+	}, budget, func(r *mdnstest.Records) bool {
+		return len(r.A[host]) > 0 && r.SRV[web] != "" && r.SRV[ha] != "" && r.TXT[ha]["device_id"] != ""
+	})
+	if err != nil {
+		return "", err
 	}
-	return fmt.Sprintf("a=%s srv=%s after=%.1fs", a, srv, time.Since(start).Seconds()), nil
+	return fmt.Sprintf("a=%s srv=%s mupibox=%s device_id=%s after=%.1fs", strings.Join(r.A[host], ","), r.SRV[web], r.SRV[ha],
+		r.TXT[ha]["device_id"], time.Since(start).Seconds()), nil
 }

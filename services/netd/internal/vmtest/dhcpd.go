@@ -86,6 +86,17 @@ func (d *dhcpd) reply(req []byte) (resp []byte, ok bool) {
 	return nil, false
 }
 
+// renumber forgets every lease and hands out addresses from 50 further
+// on, as a router that was reset or another network would: a client that
+// asks for its old address is refused and gets a new one.
+func (d *dhcpd) renumber() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	first := make(net.IP, 4)
+	binary.BigEndian.PutUint32(first, binary.BigEndian.Uint32(d.First.To4())+50)
+	d.First, d.leases = first, nil
+}
+
 func (d *dhcpd) lease(hw net.HardwareAddr) net.IP {
 	d.mu.Lock()
 	defer d.mu.Unlock()

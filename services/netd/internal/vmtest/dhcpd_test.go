@@ -53,4 +53,12 @@ func TestDHCPD(t *testing.T) {
 	if _, ok := d.reply([]byte("short")); ok {
 		t.Fatal("answered garbage")
 	}
+	// Renumbered, the old address is refused and a new one offered.
+	d.renumber()
+	if nak, _ := d.reply(clientMsg(hw, dhcpRequest, optRequested, 4, 10, 42, 0, 100)); parseOptions(nak[bootpHeader+4:])[optMsgType][0] != dhcpNak {
+		t.Fatalf("the old address after renumbering: % x", nak)
+	}
+	if offer, _ := d.reply(clientMsg(hw, dhcpDiscover)); !net.IP(offer[16:20]).Equal(net.IPv4(10, 42, 0, 150)) {
+		t.Fatalf("after renumbering: %s", net.IP(offer[16:20]))
+	}
 }

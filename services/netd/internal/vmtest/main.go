@@ -7,20 +7,19 @@
 // server and an mDNS client. It drives netd through its socket as playerd
 // would: adapters, regulatory country, scan, join, address by gokrazy's own
 // DHCP client, the refusal of WPA2 without handshake offload, mDNS over the
-// air, the access point going away and coming back, and a clean stop. It
+// air (the box, its web service and the home-automation service playerd
+// asks netd to announce), the access point going away and coming back
+// (announced again on the new lease), and a clean stop. It
 // prints one RESULT line per case and powers the VM off.
 package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,6 +33,8 @@ import (
 	vnl "github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 	"github.com/storybox/storybox/services/netd/internal/kmod"
 )
@@ -76,7 +77,7 @@ type test struct {
 	ap       *exec.Cmd
 	apIn     io.Writer
 	apOut    *bufio.Scanner
-	http     *http.Client
+	sock     *daemon.Client
 	ipv4     string
 }
 
@@ -131,12 +132,7 @@ func (t *test) setup() error {
 	if err := vnl.LinkSetUp(lo); err != nil {
 		return err
 	}
-	t.http = &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-	}}
+	t.sock = daemon.NewClient(socket, "netd", "netd unavailable")
 	if t.pi {
 		return t.setupPi()
 	}
@@ -273,38 +269,12 @@ func (t *test) teardown() {
 	printKernelLog("cfg80211", "hwsim", "brcmfmac")
 }
 
-// call does one request on netd's socket; out may be nil.
-func (t *test) call(method, path string, in, out any) (int, []byte, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return 0, nil, err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://netd"+path, body)
-	if err != nil {
-		return 0, nil, err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
-	}
-	if out != nil && resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(b, out); err != nil {
-			return resp.StatusCode, b, fmt.Errorf("%s %s: %w: %s", method, path, err, b)
-		}
-	}
-	return resp.StatusCode, b, nil
+// call does one request on netd's socket, as playerd's client does; out
+// may be nil. netd's errors come back with their fault kind.
+func (t *test) call(method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	return t.sock.Call(ctx, method, path, in, out)
 }
 
 // waitStatus polls netd's status until ok holds; limit only bounds a hang.
@@ -312,9 +282,8 @@ func (t *test) waitStatus(what string, limit time.Duration, ok func(netapi.Statu
 	var st netapi.Status
 	var err error
 	for deadline := time.Now().Add(limit); ; {
-		var code int
 		st = netapi.Status{}
-		if code, _, err = t.call("GET", "/status", nil, &st); err == nil && code == http.StatusOK && ok(st) {
+		if err = t.call("GET", "/status", nil, &st); err == nil && ok(st) {
 			return st, nil
 		}
 		if time.Now().After(deadline) {
@@ -327,8 +296,8 @@ func (t *test) waitStatus(what string, limit time.Duration, ok func(netapi.Statu
 
 func (t *test) adapters() (string, error) {
 	var a netapi.Adapters
-	if code, b, err := t.call("GET", "/adapters", nil, &a); err != nil || code != http.StatusOK {
-		return "", fmt.Errorf("adapters: %d %s %v", code, b, err)
+	if err := t.call("GET", "/adapters", nil, &a); err != nil {
+		return "", fmt.Errorf("adapters: %w", err)
 	}
 	for _, ad := range a.Adapters {
 		if ad.Interface != station {
@@ -359,9 +328,8 @@ func (t *test) scan() (string, error) {
 	var last netapi.Scan
 	for deadline := start.Add(60 * time.Second); time.Now().Before(deadline); {
 		last = netapi.Scan{}
-		code, b, err := t.call("GET", "/scan?interface="+station, nil, &last)
-		if err != nil || code != http.StatusOK {
-			return "", fmt.Errorf("scan: %d %s %v", code, b, err)
+		if err := t.call("GET", "/scan?interface="+station, nil, &last); err != nil {
+			return "", fmt.Errorf("scan: %w", err)
 		}
 		sec := map[string]string{}
 		for _, n := range last.Networks {
@@ -377,9 +345,8 @@ func (t *test) scan() (string, error) {
 func (t *test) join() (string, error) {
 	start := time.Now()
 	var res netapi.Connected
-	code, b, err := t.call("POST", "/connect", netapi.Connect{SSID: openSSID}, &res)
-	if err != nil || code != http.StatusOK || !res.Connected {
-		return "", fmt.Errorf("connect: %d %s %v", code, b, err)
+	if err := t.call("POST", "/connect", netapi.Connect{SSID: openSSID}, &res); err != nil || !res.Connected {
+		return "", fmt.Errorf("connect: %+v %v", res, err)
 	}
 	joined := time.Since(start)
 	st, err := t.waitStatus("an address by DHCP", 60*time.Second, func(st netapi.Status) bool {
@@ -400,9 +367,9 @@ func (t *test) join() (string, error) {
 }
 
 func (t *test) wpa2Refused() (string, error) {
-	code, b, err := t.call("POST", "/connect", netapi.Connect{SSID: wpa2SSID, Password: wpa2Pass}, nil)
-	if err != nil || code != http.StatusConflict || !bytes.Contains(b, []byte("open networks only")) {
-		return "", fmt.Errorf("WPA2 join through hwsim: %d %s %v (want 409, no offload)", code, b, err)
+	err := t.call("POST", "/connect", netapi.Connect{SSID: wpa2SSID, Password: wpa2Pass}, nil)
+	if fault.KindOf(err) != fault.Conflict || !strings.Contains(fault.Message(err), "open networks only") {
+		return "", fmt.Errorf("WPA2 join through hwsim: %v (want 409 conflict, no offload)", err)
 	}
 	st, err := t.waitStatus("the status", 5*time.Second, func(netapi.Status) bool { return true })
 	if err != nil {
@@ -414,15 +381,34 @@ func (t *test) wpa2Refused() (string, error) {
 	return "status=409", nil
 }
 
+// haService is what playerd asks netd to announce for Home Assistant
+// (hav1.MDNSService), sent the way netclient.Announce sends it.
+var haService = netapi.Service{Name: hostname, Type: "_mupibox._tcp", Port: 8443,
+	Text: map[string]string{"product": "mupibox", "api_version": "1", "device_id": "vm-box-1", "transport": "https"}}
+
 func (t *test) mdns() (string, error) {
+	if err := t.call("PUT", "/mdns/services", haService, nil); err != nil {
+		return "", fmt.Errorf("announce %s: %w", haService.Type, err)
+	}
 	res, err := t.apDo("mdns " + hostname)
 	if err != nil {
 		return "", err
 	}
-	if !strings.Contains(res, "a="+t.ipv4+" ") || !strings.Contains(res, "srv="+hostname+".local.:8090") {
-		return "", fmt.Errorf("mdns answered %q, want a=%s and port 8090", res, t.ipv4)
+	if err := t.checkMDNS(res); err != nil {
+		return "", err
 	}
 	return res, nil
+}
+
+// checkMDNS checks the answer of the access point's side: the box's
+// address now, its web service and the home-automation service.
+func (t *test) checkMDNS(res string) error {
+	for _, want := range []string{"a=" + t.ipv4 + " ", "srv=" + hostname + ".local.:8090", "mupibox=" + hostname + ".local.:8443", "device_id=vm-box-1 "} {
+		if !strings.Contains(res, want) {
+			return fmt.Errorf("mdns answered %q, want %s", res, want)
+		}
+	}
+	return nil
 }
 
 // reconnect takes the access point away (a router switched off) and
@@ -455,10 +441,16 @@ func (t *test) reconnect() (string, error) {
 	if tried {
 		return "", errors.New("netd tried to join the access point that had gone")
 	}
+	// It comes back having forgotten its leases: the box gets another
+	// address, and must be announced with it.
+	if _, err := t.apDo("renumber"); err != nil {
+		return "", err
+	}
 	if _, err := t.apDo("start"); err != nil {
 		return "", err
 	}
 	back := time.Now()
+	old := t.ipv4
 	st, err = t.waitStatus("the reconnect", 90*time.Second, func(st netapi.Status) bool {
 		return st.State == netapi.StateConnected && st.IPv4 != nil && st.SSID == openSSID
 	})
@@ -467,13 +459,17 @@ func (t *test) reconnect() (string, error) {
 	}
 	t.ipv4 = *st.IPv4
 	again := time.Since(back)
-	// The box is announced again on its new lease.
+	if t.ipv4 == old {
+		return "", fmt.Errorf("the same address %s after the renumbering", old)
+	}
+	// The box, its web service and the home-automation service are
+	// announced again on the new lease.
 	res, err := t.apDo("mdns " + hostname)
 	if err != nil {
 		return "", fmt.Errorf("mdns after the reconnect: %w", err)
 	}
-	if !strings.Contains(res, "a="+t.ipv4+" ") {
-		return "", fmt.Errorf("mdns after the reconnect answered %q, want %s", res, t.ipv4)
+	if err := t.checkMDNS(res); err != nil {
+		return "", fmt.Errorf("after the reconnect: %w", err)
 	}
 	return fmt.Sprintf("drop-noticed=%.1fs reconnected=%.1fs ipv4=%s", noticed.Seconds(), again.Seconds(), t.ipv4), nil
 }

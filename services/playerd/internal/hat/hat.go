@@ -7,12 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
 )
 
@@ -43,9 +42,10 @@ const Grace = 10 * time.Second
 // Client fetches hatd's status and remembers when hatd last answered. Safe
 // for concurrent use.
 type Client struct {
-	http  *http.Client
-	grace time.Duration
-	now   func() time.Time
+	d       *daemon.Client
+	timeout time.Duration
+	grace   time.Duration
+	now     func() time.Time
 
 	mu     sync.Mutex
 	lastOK time.Time // hatd's last answer; playerd's start before the first
@@ -58,15 +58,7 @@ func NewClient(socket string, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = time.Second
 	}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		MaxIdleConns:    2,
-		IdleConnTimeout: 30 * time.Second,
-	}
-	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}, grace: Grace, now: time.Now, lastOK: time.Now()}
+	return &Client{d: daemon.NewClient(socket, "hatd", "no answer from hatd"), timeout: timeout, grace: Grace, now: time.Now, lastOK: time.Now()}
 }
 
 // HatStatus is the status the API serves: hatd's, unchanged, when it
@@ -109,30 +101,24 @@ type Battery struct {
 // fetch asks hatd for its status: the object as sent, and the part
 // playerd acts on.
 func (c *Client) fetch(ctx context.Context) (json.RawMessage, summary, error) {
-	var s summary
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://hatd/status", nil)
-	if err != nil {
-		return nil, s, err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+	var (
+		s   summary
+		raw json.RawMessage
+	)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	// Whatever hatd answers but its status, it is not giving one: for
+	// the API that is hatd being unavailable.
+	if err := c.d.Call(ctx, http.MethodGet, "/status", nil, &raw); err != nil {
 		return nil, s, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return nil, s, fmt.Errorf("%w: read: %w", ErrUnavailable, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, s, fmt.Errorf("%w: hatd answered %s", ErrUnavailable, resp.Status)
-	}
-	if err := json.Unmarshal(body, &s); err != nil {
-		return nil, s, fmt.Errorf("%w: hatd sent invalid JSON: %w", ErrUnavailable, err)
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, s, fmt.Errorf("%w: hatd sent a status of the wrong shape: %w", ErrUnavailable, err)
 	}
 	c.mu.Lock()
 	c.lastOK, c.last = c.now(), s
 	c.mu.Unlock()
-	return json.RawMessage(body), s, nil
+	return raw, s, nil
 }
 
 // Reasons the API gives for hardware_available false when it cannot ask

@@ -1,7 +1,9 @@
 package hav1
 
 import (
+	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,10 +42,46 @@ func TestErrorTable(t *testing.T) {
 			t.Errorf("%v: %d %s, want %d %s", c.err, s, code, c.status, c.code)
 		}
 	}
+	// Every kind has the status it has everywhere else (fault.HTTPStatus):
+	// before, upstream failures were 500 here and 502 on :8090.
+	for _, k := range fault.Kinds() {
+		status, code := codeOf(fault.New(k, "x"))
+		if status != fault.HTTPStatus(k) || code == "" || strings.ToLower(code) != code || strings.ContainsAny(code, " -") {
+			t.Errorf("kind %q: %d %q, want %d and a snake_case code", k, status, code, fault.HTTPStatus(k))
+		}
+	}
+	if s, code := codeOf(fault.Wrap(fault.Upstream, errors.New("dial tcp 10.0.0.9:80"), "the station did not answer")); s != 502 || code != "upstream_unavailable" {
+		t.Errorf("upstream: %d %s, want 502 upstream_unavailable", s, code)
+	}
 	// Internal causes stay in the log.
 	_, body := bodyOf(fault.Wrap(fault.Internal, errNotHere, "command failed"))
 	if string(body) != `{"success":false,"error":"internal_error","message":"command failed"}` {
 		t.Errorf("internal error body %s", body)
+	}
+}
+
+// Wherever the kind means "not now", the answer says when to come back:
+// before, only 429 did, and a 503 (the player stopping, hatd restarting)
+// had no Retry-After.
+func TestRetryAfter(t *testing.T) {
+	h := &handler{}
+	for _, tc := range []struct {
+		err    error
+		status int
+		header string
+	}{
+		{player.ErrClosed, 503, "1"},
+		{&fault.Error{Kind: fault.Unavailable, Msg: "battery board service unavailable", RetryAfter: 6500 * time.Millisecond}, 503, "7"},
+		{fault.Retry(fault.Busy, 60*time.Second, "cooldown"), 429, "60"},
+		{fault.New(fault.Busy, "slow down"), 429, "1"},
+		{fault.New(fault.Upstream, "no answer"), 502, ""},
+		{fault.New(fault.Invalid, "volume"), 400, ""},
+	} {
+		rec := httptest.NewRecorder()
+		h.fail(rec, httptest.NewRequest("GET", "/api/ha/v1/state", nil), tc.err)
+		if rec.Code != tc.status || rec.Header().Get("Retry-After") != tc.header {
+			t.Errorf("%v: %d Retry-After %q, want %d %q", tc.err, rec.Code, rec.Header().Get("Retry-After"), tc.status, tc.header)
+		}
 	}
 }
 
@@ -60,7 +98,7 @@ func TestBearer(t *testing.T) {
 }
 
 func TestServiceRecord(t *testing.T) {
-	c := Service("kinderzimmer", "kinderzimmer", "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", 8443)
+	c := MDNSService("kinderzimmer", "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", 8443)
 	want := map[string]string{"product": "mupibox", "generation": "ng", "api_version": "1", "transport": "https", "pairing": "required",
 		"device_id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", "id": "7e1f82a4-55ab-47d7-8b60-02e8dff65b90"}
 	if c.Type != "_mupibox._tcp" || c.Port != 8443 || len(c.Text) != len(want) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
@@ -45,48 +43,47 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
-// codeOf is the one table from errors to the contract's statuses and
-// snake_case codes: first the errors it names apart, then by kind.
+// codeOf is the contract's snake_case code for err, and its status. The
+// status is the kind's, fault.HTTPStatus, as on :8090 and the daemons'
+// sockets, except for the two the contract names apart: 410 for an expired
+// pairing and 422 for a command this box does not support.
 func codeOf(err error) (int, string) {
+	status := fault.HTTPStatus(fault.KindOf(err))
 	switch {
 	case errors.Is(err, pairing.ErrNotEnabled):
-		return http.StatusForbidden, "pairing_not_enabled"
+		return status, "pairing_not_enabled"
 	case errors.Is(err, pairing.ErrInProgress):
-		return http.StatusConflict, "pairing_in_progress"
+		return status, "pairing_in_progress"
 	case errors.Is(err, pairing.ErrWrongCode):
-		return http.StatusForbidden, "invalid_pairing_code"
+		return status, "invalid_pairing_code"
 	case errors.Is(err, pairing.ErrExpired):
 		return http.StatusGone, "pairing_expired"
 	case errors.Is(err, pairing.ErrNoScope), errors.Is(err, errScope):
-		return http.StatusForbidden, "insufficient_scope"
+		return status, "insufficient_scope"
 	case errors.Is(err, errUnsupported):
 		return http.StatusUnprocessableEntity, "unsupported_command"
 	case errors.Is(err, errMalformed):
-		return http.StatusBadRequest, "invalid_request"
+		return status, "invalid_request"
 	}
-	switch fault.KindOf(err) {
-	case fault.Invalid:
-		return http.StatusBadRequest, "invalid_value"
-	case fault.Unauthorized:
-		return http.StatusUnauthorized, "unauthorized"
-	case fault.Forbidden:
-		return http.StatusForbidden, "forbidden"
-	case fault.NotFound:
-		return http.StatusNotFound, "not_found"
-	case fault.Conflict:
-		// The player cannot do it now (nothing queued): the contract's
-		// word for a source that cannot carry out a command.
-		return http.StatusConflict, "provider_unavailable"
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge, "request_too_large"
-	case fault.Unsupported:
-		return http.StatusUnsupportedMediaType, "unsupported_media_type"
-	case fault.Busy:
-		return http.StatusTooManyRequests, "rate_limited"
-	case fault.Unavailable:
-		return http.StatusServiceUnavailable, "temporarily_unavailable"
-	}
-	return http.StatusInternalServerError, "internal_error"
+	return status, kindCodes[fault.KindOf(err)]
+}
+
+// kindCodes are the codes of errors the contract does not name apart.
+var kindCodes = map[fault.Kind]string{
+	fault.Internal:     "internal_error",
+	fault.Invalid:      "invalid_value",
+	fault.Unauthorized: "unauthorized",
+	fault.Forbidden:    "forbidden",
+	fault.NotFound:     "not_found",
+	// The player cannot do it now (nothing queued): the contract's word
+	// for a source that cannot carry out a command.
+	fault.Conflict:    "provider_unavailable",
+	fault.TooLarge:    "request_too_large",
+	fault.Unsupported: "unsupported_media_type",
+	fault.Busy:        "rate_limited",
+	fault.Unavailable: "temporarily_unavailable",
+	// A station or feed that did not answer: not the box's failure.
+	fault.Upstream: "upstream_unavailable",
 }
 
 // bodyOf is the status and body for err, for fail and for the answer to
@@ -114,9 +111,8 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError && h.log != nil {
 		h.log.Error("home-automation request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 	}
-	if status == http.StatusTooManyRequests {
-		d := max(fault.RetryAfterOf(err), time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	if v := fault.RetryAfterHeader(fault.Wait(err)); v != "" {
+		w.Header().Set("Retry-After", v)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -1,20 +1,18 @@
 // Package netclient talks to netd, the network daemon, over its Unix
-// socket: playerd passes the Wi-Fi routes of /api/connectivity/ on to it
-// and reads the link for GET /api/system. netd's error kinds come back as
+// socket: playerd passes the Wi-Fi routes of /api/connectivity/ on to it,
+// reads the link for GET /api/system, and has netd, the box's one mDNS
+// responder, announce its services. netd's error kinds come back as
 // fault kinds, so the API answers with the status netd meant.
 package netclient
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
@@ -24,7 +22,7 @@ var ErrUnavailable = fault.New(fault.Unavailable, "network service unavailable")
 
 // Client is safe for concurrent use.
 type Client struct {
-	http *http.Client
+	d *daemon.Client
 }
 
 // Timeouts: a join waits for the chip and the access point (netd gives up
@@ -38,64 +36,13 @@ const (
 
 // New returns a client for netd's socket.
 func New(socket string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		MaxIdleConns:    2,
-		IdleConnTimeout: 30 * time.Second,
-	}
-	return &Client{http: &http.Client{Transport: tr}}
+	return &Client{d: daemon.NewClient(socket, "netd", ErrUnavailable.Msg)}
 }
 
 func (c *Client) call(ctx context.Context, timeout time.Duration, method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://netd"+path, body)
-	if err != nil {
-		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fault.Wrap(fault.Unavailable, err, ErrUnavailable.Msg)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fault.Wrap(fault.Unavailable, err, ErrUnavailable.Msg)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e netapi.Error
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			return fault.Wrap(fault.Unavailable, fmt.Errorf("netd answered %s", resp.Status), ErrUnavailable.Msg)
-		}
-		return &fault.Error{Kind: kind(e.Kind), Msg: e.Error}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("netd sent invalid JSON: %w", err), ErrUnavailable.Msg)
-	}
-	return nil
-}
-
-// kind keeps the kinds the API knows; anything else is netd failing.
-func kind(k string) fault.Kind {
-	switch kk := fault.Kind(k); kk {
-	case fault.Invalid, fault.NotFound, fault.Conflict, fault.Unavailable, fault.Upstream, fault.Busy, fault.Unsupported, fault.TooLarge:
-		return kk
-	}
-	return fault.Internal
+	return c.d.Call(ctx, method, path, in, out)
 }
 
 // Status is netd's state now.
@@ -142,4 +89,65 @@ func (c *Client) Forget(ctx context.Context, ssid string) error {
 func (c *Client) SetCountry(ctx context.Context, country string) (netapi.Country, error) {
 	var out netapi.Country
 	return out, c.call(ctx, slow, http.MethodPut, "/country", netapi.Country{Country: country}, &out)
+}
+
+// Announce asks netd to announce svc by mDNS on every address the box has,
+// in place of an earlier service of its type, until Withdraw or until netd
+// restarts (KeepAnnounced repeats it for that).
+func (c *Client) Announce(ctx context.Context, svc netapi.Service) error {
+	return c.call(ctx, quick, http.MethodPut, "/mdns/services", svc, nil)
+}
+
+// Withdraw asks netd to stop announcing the service of type typ.
+func (c *Client) Withdraw(ctx context.Context, typ string) error {
+	return c.call(ctx, quick, http.MethodDelete, "/mdns/services/"+url.PathEscape(typ), nil, nil)
+}
+
+// AnnounceEvery is how often KeepAnnounced repeats an announcement: a netd
+// that restarted has forgotten it, and this is how long the service may be
+// missing then. Repeating an unchanged one costs netd a map lookup.
+const AnnounceEvery = 30 * time.Second
+
+// KeepAnnounced announces svc through netd until ctx ends, then withdraws
+// it: at once, again every interval (AnnounceEvery when 0), and while netd
+// does not take it (not running yet at boot, restarting, mDNS off) with
+// backoff. report hears each change between announced (nil) and not (the
+// error), not every attempt.
+func (c *Client) KeepAnnounced(ctx context.Context, svc netapi.Service, interval time.Duration, report func(error)) {
+	if interval <= 0 {
+		interval = AnnounceEvery
+	}
+	retry := daemon.Backoff{First: min(time.Second, interval), Max: interval}
+	var last *string
+	for {
+		err := c.Announce(ctx, svc)
+		if ctx.Err() != nil {
+			break
+		}
+		if msg := fmt.Sprint(err); last == nil || *last != msg {
+			last = &msg
+			report(err)
+		}
+		if err != nil {
+			if !retry.Wait(ctx) {
+				break
+			}
+			continue
+		}
+		retry.Reset()
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	// The service's port closes with playerd: say so at once instead of
+	// leaving it announced.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), quick)
+	defer cancel()
+	_ = c.Withdraw(wctx, svc.Type)
 }

@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storybox/storybox/services/internal/fault"
+)
+
+type thing struct {
+	Name string `json:"name"`
+	N    int    `json:"n"`
+}
+
+// testDaemon serves a few routes the way the daemons do, on a socket.
+func testDaemon(t *testing.T) *Client {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		var v thing
+		if err := Decode(r, &v); err != nil {
+			Fail(w, r, nil, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, v)
+	})
+	mux.HandleFunc("GET /fail/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		k := fault.Kind(strings.ReplaceAll(r.PathValue("kind"), "_", " "))
+		Answer(w, r, nil, nil, fault.Wrap(k, errors.New("/secret/path"), "it went wrong"))
+	})
+	mux.HandleFunc("GET /garbage", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>")
+	})
+	mux.HandleFunc("GET /notjson", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "{") })
+	path := filepath.Join(shortDir(t), "d.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); ServeSocket(ctx, path, mux, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitServed(t, path)
+	return NewClient(path, "testd", "test service unavailable")
+}
+
+func TestClientCall(t *testing.T) {
+	c := testDaemon(t)
+	ctx := context.Background()
+	var out thing
+	if err := c.Call(ctx, "POST", "/echo", thing{Name: "a", N: 2}, &out); err != nil || out != (thing{Name: "a", N: 2}) {
+		t.Errorf("echo: %+v %v", out, err)
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctx, "POST", "/echo", thing{Name: "b"}, &raw); err != nil || string(raw) != `{"name":"b","n":0}` {
+		t.Errorf("raw: %q %v", raw, err)
+	}
+	for _, tc := range []struct {
+		path string
+		kind fault.Kind
+		msg  string
+	}{
+		// The daemon's kind and message come through; its causes don't.
+		{"/fail/conflict", fault.Conflict, "it went wrong: /secret/path"},
+		{"/fail/upstream", fault.Upstream, "it went wrong"},
+		{"/fail/not_found", fault.NotFound, "it went wrong: /secret/path"},
+		// A daemon's login refusal is not the caller's.
+		{"/fail/forbidden", fault.Internal, "it went wrong: /secret/path"},
+		{"/fail/internal", fault.Internal, "it went wrong"},
+		{"/garbage", fault.Unavailable, "test service unavailable"},
+		{"/notjson", fault.Unavailable, "test service unavailable"},
+	} {
+		err := c.Call(ctx, "GET", tc.path, nil, &out)
+		if fault.KindOf(err) != tc.kind || fault.Message(err) != tc.msg {
+			t.Errorf("%s: %v (%s, %q), want %s %q", tc.path, err, fault.KindOf(err), fault.Message(err), tc.kind, tc.msg)
+		}
+	}
+	gone := NewClient(filepath.Join(shortDir(t), "none.sock"), "testd", "test service unavailable")
+	if err := gone.Call(ctx, "GET", "/x", nil, nil); fault.KindOf(err) != fault.Unavailable || fault.Message(err) != "test service unavailable" {
+		t.Errorf("no daemon: %v", err)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		ctype, body string
+		kind        fault.Kind
+		msg         string
+	}{
+		{"application/json; charset=utf-8", `{"name":"x"}`, "", ""},
+		{"text/plain", `{"name":"x"}`, fault.Unsupported, "Content-Type must be application/json"},
+		{"application/json", `{"name":"x","password":"hunter2"}`, fault.Invalid, "body must be one JSON object with known fields"},
+		{"application/json", `{"n":"hunter2"}`, fault.Invalid, `field "n" has the wrong type`},
+		{"application/json", `{} {}`, fault.Invalid, "expected one JSON object"},
+		{"application/json", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, fault.Invalid, "body must be one JSON object with known fields"},
+	} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", tc.ctype)
+		var v thing
+		err := Decode(r, &v)
+		if tc.kind == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.body, err)
+			}
+			continue
+		}
+		if fault.KindOf(err) != tc.kind || err.Error() != tc.msg {
+			t.Errorf("%.40s: %v, want %s %q", tc.body, err, tc.kind, tc.msg)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the body leaked into %q", err)
+		}
+	}
+}
+
+func TestFail(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Fail(rec, httptest.NewRequest("GET", "/", nil), nil, fault.New(fault.Busy, "later"))
+	if rec.Code != http.StatusTooManyRequests || rec.Body.String() != `{"error":"later","kind":"busy"}`+"\n" ||
+		rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("%d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
