@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 )
 
@@ -230,11 +231,11 @@ func TestResetFileOutsideWhatTheAPIWrites(t *testing.T) {
 		{"-media", "/perm/media", "-admin-reset-file", "/perm/media/Hoerspiele/../reset"},
 		{"-allow-host", "good.example,bad_name"},
 	} {
-		if c, err := parseFlags(args, io.Discard); err == nil && c.Validate() == nil {
-			t.Errorf("parseFlags(%q) accepted", args)
+		if c, err := daemon.Parse(program, args, io.Discard); err == nil && c.Validate() == nil {
+			t.Errorf("%q accepted", args)
 		}
 	}
-	c, err := parseFlags([]string{"-admin-reset-file", "/run/playerd/boot/storybox-reset-password.txt", "-allow-host", "storybox.fritz.box, box.lan"}, io.Discard)
+	c, err := daemon.Parse(program, []string{"-admin-reset-file", "/run/playerd/boot/storybox-reset-password.txt", "-allow-host", "storybox.fritz.box, box.lan"}, io.Discard)
 	if err == nil {
 		err = c.Validate()
 	}
@@ -253,7 +254,7 @@ func TestResetFileOutsideWhatTheAPIWrites(t *testing.T) {
 		if err := json.Unmarshal(data, &cfg); err != nil {
 			t.Fatal(err)
 		}
-		c, err := parseFlags(cfg.PackageConfig["github.com/storybox/storybox/services/playerd"].CommandLineFlags, io.Discard)
+		c, err := daemon.Parse(program, cfg.PackageConfig["github.com/storybox/storybox/services/playerd"].CommandLineFlags, io.Discard)
 		if err == nil {
 			err = c.Validate()
 		}

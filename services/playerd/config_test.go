@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/storybox/storybox/services/internal/daemon"
 )
 
 func TestConfigValidate(t *testing.T) {
 	valid := func() Config {
-		c, err := parseFlags(nil, nil)
+		c, err := daemon.Parse(program, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +42,7 @@ func TestConfigValidate(t *testing.T) {
 		{"output alsa bad device", func(c *Config) { c.Output = "alsa:0,x" }, "-output"},
 		{"output null with argument", func(c *Config) { c.Output = "null:x" }, "-output"},
 		{"hat socket", func(c *Config) { c.Hat = "/run/hatd/hatd.sock" }, ""},
-		{"hat socket too long", func(c *Config) { c.Hat = "/" + strings.Repeat("s", maxSocketPath) }, "-hat"},
+		{"hat socket too long", func(c *Config) { c.Hat = "/" + strings.Repeat("s", daemon.MaxSocketPath) }, "-hat"},
 		{"speech remote", func(c *Config) { c.SpeechRemote = "http://192.168.1.5:59125/speak" }, ""},
 		{"speech remote no scheme", func(c *Config) { c.SpeechRemote = "192.168.1.5:59125" }, "-speech-remote"},
 		{"speech remote ftp", func(c *Config) { c.SpeechRemote = "ftp://host/x" }, "-speech-remote"},
@@ -79,7 +81,7 @@ func TestConfigValidate(t *testing.T) {
 func TestParseFlagsEnvironment(t *testing.T) {
 	t.Setenv("PLAYERD_OUTPUT", "wav:x.wav")
 	t.Setenv("PLAYERD_TOUCH_AXES", "swap")
-	c, err := parseFlags([]string{"-listen", "127.0.0.1:1"}, nil)
+	c, err := daemon.Parse(program, []string{"-listen", "127.0.0.1:1"}, nil)
 	if err != nil || c.Output != "wav:x.wav" || c.Display.TouchAxes != "swap" || c.Listen != "127.0.0.1:1" {
 		t.Errorf("%+v %v", c, err)
 	}
@@ -107,14 +109,14 @@ func TestStartExitStatus(t *testing.T) {
 		log  string // in the one line logged; empty: anything
 	}{
 		{"help", []string{"-h"}, 0, "-touch-axes"},
-		{"unknown flag", box("-volume", "3"), exitNoRestart, "-volume"},
-		{"stray argument", box("extra"), exitNoRestart, "unexpected arguments: extra"},
-		{"bad output", box("-output", "speaker"), exitNoRestart, "-output"},
-		{"bad listen", box("-listen", "8090"), exitNoRestart, "-listen"},
-		{"bad touch axes", box("-touch-axes", "flip"), exitNoRestart, "-touch-axes"},
-		{"bad mpris", box("-mpris", "on"), exitNoRestart, "-mpris"},
-		{"bad procs", box("-procs", "-2"), exitNoRestart, "-procs"},
-		{"procs not a number", box("-procs", "two"), exitNoRestart, "-procs"},
+		{"unknown flag", box("-volume", "3"), daemon.ExitNoRestart, "-volume"},
+		{"stray argument", box("extra"), daemon.ExitNoRestart, "unexpected arguments: extra"},
+		{"bad output", box("-output", "speaker"), daemon.ExitNoRestart, "-output"},
+		{"bad listen", box("-listen", "8090"), daemon.ExitNoRestart, "-listen"},
+		{"bad touch axes", box("-touch-axes", "flip"), daemon.ExitNoRestart, "-touch-axes"},
+		{"bad mpris", box("-mpris", "on"), daemon.ExitNoRestart, "-mpris"},
+		{"bad procs", box("-procs", "-2"), daemon.ExitNoRestart, "-procs"},
+		{"procs not a number", box("-procs", "two"), daemon.ExitNoRestart, "-procs"},
 		// A data directory that cannot be made is a fault of the disk, not of
 		// the configuration: playerd serves without saving (docs/faults.md).
 		{"data directory cannot be made", box("-data", filepath.Join(notDir, "data")), 0, "data directory"},
@@ -122,14 +124,14 @@ func TestStartExitStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			code := start(cancelled, tc.args, &out)
+			code := daemon.Start(cancelled, program, tc.args, &out)
 			if code != tc.code {
 				t.Fatalf("exit status %d, want %d; output:\n%s", code, tc.code, out.String())
 			}
 			if tc.log == "" {
 				return
 			}
-			if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); tc.code == exitNoRestart && len(lines) != 1 {
+			if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); tc.code == daemon.ExitNoRestart && len(lines) != 1 {
 				t.Errorf("configuration error told in %d lines:\n%s", len(lines), out.String())
 			}
 			if !strings.Contains(out.String(), tc.log) {
@@ -147,7 +149,9 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c Config
-	flagSet(&c).VisitAll(func(f *flag.Flag) {
+	fs := flag.NewFlagSet("playerd", flag.ContinueOnError)
+	flags(fs, &c)
+	fs.VisitAll(func(f *flag.Flag) {
 		if !bytes.Contains(readme, []byte("`-"+f.Name+"`")) {
 			t.Errorf("README.md does not list -%s", f.Name)
 		}

@@ -53,7 +53,8 @@ type surfaces struct {
 	haSrv   *http.Server
 	display *display.Display
 	input   *input.Manager
-	hat     *hat.Client // nil without -hat
+	hat     *hat.Client       // nil without -hat
+	netd    *netclient.Client // nil without -net
 }
 
 // haDir holds the home-automation secrets inside the data directory.
@@ -77,8 +78,8 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	sys := system.Reader{Net: kernel, Battery: s.battery}
 	var conn api.Connectivity
 	if cfg.Net != "" {
-		c := netclient.New(cfg.Net)
-		conn, sys.Net = c, system.Netd{Daemon: c, Fallback: kernel}
+		s.netd = netclient.New(cfg.Net)
+		conn, sys.Net = s.netd, system.Netd{Daemon: s.netd, Fallback: kernel}
 	}
 	machine := metrics.New("/proc", "/sys", cfg.Media)
 	s.ha = s.openHA(clk)
@@ -448,13 +449,26 @@ func (s *surfaces) startHA(ctx context.Context, sup *supervise.Group) {
 		})
 		return nil
 	})
-	if s.cfg.HAAdvertise {
+	switch {
+	case !s.cfg.HAAdvertise:
+	case s.netd == nil:
+		s.log.Info("home-automation API not announced by mDNS: no network service (-net)")
+	default:
 		port := s.haPort()
 		if ln != nil {
 			port = ln.Addr().(*net.TCPAddr).Port
 		}
-		svc := hav1.Service(s.host, s.host, s.core.ID(), port)
-		sup.Once(ctx, "mDNS advertisement", func(ctx context.Context) error { return hav1.Advertise(ctx, svc) })
+		svc := hav1.MDNSService(s.host, s.core.ID(), port)
+		sup.Once(ctx, "mDNS announcement", func(ctx context.Context) error {
+			s.netd.KeepAnnounced(ctx, svc, 0, func(err error) {
+				if err != nil {
+					s.log.Warn("home-automation API not announced by netd", "error", err)
+				} else {
+					s.log.Info("home-automation API announced by netd", "service", svc.Type, "port", svc.Port)
+				}
+			})
+			return nil
+		})
 	}
 }
 

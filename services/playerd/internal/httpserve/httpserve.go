@@ -4,12 +4,12 @@ package httpserve
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 )
@@ -70,42 +70,24 @@ func Limit(ln net.Listener) net.Listener {
 }
 
 // Serve answers HTTP until ctx ends, on listeners that wrap makes of ln
-// (the limits, TLS). When the port cannot be taken (another process still
-// holds it) or the listener breaks, it listens again, with backoff, on the
-// same address; ln may be nil when the first listen failed. gokrazy would
-// restart playerd instead, but a restart stops the music, loses the
-// position since the last save and, for a fault that persists, repeats
-// every second (docs/faults.md).
+// (the limits, TLS); ln may be nil when the first listen failed. When the
+// port cannot be taken (another process still holds it) or the listener
+// breaks, the daemons' one server (daemon.Server) listens again, with
+// backoff, on the same address: gokrazy would restart playerd instead, but
+// a restart stops the music and loses the position since the last save
+// (docs/faults.md).
 func Serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, wrap func(net.Listener) net.Listener, log *slog.Logger) {
-	wait := time.Duration(0)
-	for {
-		if ln == nil {
-			var err error
-			if ln, err = net.Listen("tcp", addr); err != nil {
-				if wait == 0 {
-					log.Error("cannot listen, retrying", "listen", addr, "error", err)
-				}
-				wait = min(max(2*wait, time.Second), 30*time.Second)
-				t := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-				continue
-			}
-			if wait != 0 {
-				log.Info("listening again", "listen", ln.Addr().String())
-			}
-		}
-		wait = 0
+	s := &daemon.Server{HTTP: srv, Grace: 5 * time.Second, Log: log.With("listen", addr)}
+	if ln != nil {
 		addr = ln.Addr().String() // a port chosen by the system stays the same
-		err := srv.Serve(wrap(ln))
-		if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
-			return
-		}
-		log.Error("http server stopped, listening again", "listen", addr, "error", err)
-		ln = nil
+		s.Listener = wrap(ln)
 	}
+	s.Listen = func() (net.Listener, error) {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(l), nil
+	}
+	s.Run(ctx)
 }
