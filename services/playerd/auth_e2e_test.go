@@ -258,7 +258,7 @@ func TestResetFileOutsideWhatTheAPIWrites(t *testing.T) {
 		if err == nil {
 			err = c.Validate()
 		}
-		if err != nil || c.AdminResetFile == "" || c.MountBoot == "" || !inside(c.AdminResetFile, c.MountBoot) {
+		if err != nil || c.AdminResetFile == "" || c.MountBoot == "" || auth.CheckResetFile(c.AdminResetFile, c.MountBoot) == nil {
 			t.Errorf("%s: %v; reset file %q on %q", instance, err, c.AdminResetFile, c.MountBoot)
 		}
 	}

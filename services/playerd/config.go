@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -60,12 +59,8 @@ type Config struct {
 // gokrazy's do-not-restart status. A missing speech program, framebuffer or
 // touch device is not a configuration error: playerd runs without them.
 func (c Config) Validate() error {
-	_, port, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return fmt.Errorf("-listen %q: want HOST:PORT or :PORT", c.Listen)
-	}
-	if _, err := net.LookupPort("tcp", port); err != nil {
-		return fmt.Errorf("-listen %q: port: %v", c.Listen, err)
+	if err := checkListen("-listen", c.Listen); err != nil {
+		return err
 	}
 	if c.Procs < 0 {
 		return errors.New("-procs (or PLAYERD_PROCS): want a whole number, 0 or more")
@@ -97,12 +92,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.HAListen != "" {
-		_, port, err := net.SplitHostPort(c.HAListen)
-		if err != nil {
-			return fmt.Errorf("-ha-listen %q: want HOST:PORT or :PORT, or empty for off", c.HAListen)
-		}
-		if _, err := net.LookupPort("tcp", port); err != nil {
-			return fmt.Errorf("-ha-listen %q: port: %v", c.HAListen, err)
+		if err := checkListen("-ha-listen", c.HAListen); err != nil {
+			return fmt.Errorf("%w, or empty for off", err)
 		}
 	}
 	if c.Input != "" && c.Input != "auto" && c.Input != "none" {
@@ -113,7 +104,29 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("-mpris %q: want session or off", c.MPRIS)
 	}
-	return checkAdminConfig(c)
+	for _, n := range c.AllowHosts {
+		if err := auth.CheckHostName(n); err != nil {
+			return fmt.Errorf("-allow-host: %w", err)
+		}
+	}
+	if c.AdminResetFile != "" {
+		if err := auth.CheckResetFile(c.AdminResetFile, c.Media, c.Data); err != nil {
+			return fmt.Errorf("-admin-reset-file: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkListen accepts HOST:PORT and :PORT.
+func checkListen(flagName, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT or :PORT", flagName, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%s %q: port: %v", flagName, addr, err)
+	}
+	return nil
 }
 
 // flags binds playerd's flags to c; daemon.Parse also reads each from its
@@ -161,35 +174,4 @@ func splitList(v string) []string {
 		}
 	}
 	return out
-}
-
-// checkAdminConfig checks the administration part of the configuration.
-// The reset file must not be anywhere the API can write (the media library
-// takes uploads, the data directory restores backups): network access
-// alone must never reset the password.
-func checkAdminConfig(c Config) error {
-	for _, n := range c.AllowHosts {
-		if err := auth.CheckHostName(n); err != nil {
-			return fmt.Errorf("-allow-host: %w", err)
-		}
-	}
-	if c.AdminResetFile == "" {
-		return nil
-	}
-	for _, dir := range []string{c.Media, c.Data} {
-		if inside(c.AdminResetFile, dir) {
-			return fmt.Errorf("-admin-reset-file %s is inside %s, which the API writes to", c.AdminResetFile, dir)
-		}
-	}
-	return nil
-}
-
-func inside(path, dir string) bool {
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/supervise"
@@ -50,12 +47,7 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 
 	// The surfaces. The API listens first, so a client that is quick finds
 	// the port open (its request waits until the API serves).
-	ln := h.listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			log.Error("listen", "error", err) // serve tries again
-		}
-	}
+	ln := listen(h.listener, cfg.Listen, log)
 	var ready sysinfo.Ready
 	if ln != nil {
 		ready = sysinfo.MarkReady("/proc", start)
@@ -65,7 +57,7 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 		return err
 	}
 	if ln != nil {
-		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", memoryLimit(), "procs", runtime.GOMAXPROCS(0))
+		log.Info("playerd ready", "listen", ln.Addr().String(), "version", cfg.Version, "output", cfg.Output, "memory_limit", sysinfo.MemoryLimit(), "procs", runtime.GOMAXPROCS(0))
 	}
 
 	// Supervision: everything runs under one context; the core's failure or
@@ -100,12 +92,16 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 	return runErr
 }
 
-// memoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, set for the
-// board in the gokrazy instance), for the start-up log line.
-func memoryLimit() string {
-	n := debug.SetMemoryLimit(-1)
-	if n == math.MaxInt64 {
-		return "none"
+// listen is the given listener (a test's), or one on addr; nil when addr
+// cannot be taken now (httpserve.Serve tries again).
+func listen(given net.Listener, addr string, log *slog.Logger) net.Listener {
+	if given != nil {
+		return given
 	}
-	return fmt.Sprintf("%dMiB", n>>20)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Error("listen", "listen", addr, "error", err)
+		return nil
+	}
+	return ln
 }

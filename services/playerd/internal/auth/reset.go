@@ -87,3 +87,25 @@ func fingerprint(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// CheckResetFile refuses a reset file anywhere the API can write (writable:
+// the media library takes uploads, the data directory restores backups):
+// network access alone must never reset the password.
+func CheckResetFile(file string, writable ...string) error {
+	for _, dir := range writable {
+		if inside(file, dir) {
+			return fmt.Errorf("%s is inside %s, which the API writes to", file, dir)
+		}
+	}
+	return nil
+}
+
+func inside(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

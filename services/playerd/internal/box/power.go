@@ -82,3 +82,20 @@ func (p *Power) Switch(ctx context.Context, act power.Action) error {
 	}
 	return err
 }
+
+// AskFor is how a surface that takes an action by name (home automation's
+// "reboot" or "poweroff") asks for the power on behalf of who: nil where
+// this machine cannot switch, so the surface does not offer it.
+func (p *Power) AskFor(who string) func(action string) error {
+	if !p.CanSwitch() {
+		return nil
+	}
+	return func(action string) error {
+		act, err := power.ParseAction(action)
+		if err != nil {
+			return err
+		}
+		_, err = p.Request(act, who)
+		return err
+	}
+}

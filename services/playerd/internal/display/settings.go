@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/settings"
 )
 
 // Settings are what a parent sets for the screen (the display part of the
@@ -113,4 +115,9 @@ func (b *SysBacklight) SetBrightness(percent int) error {
 		v = max(v, 1)
 	}
 	return os.WriteFile(filepath.Join(b.dir, "brightness"), []byte(strconv.Itoa(min(v, b.max))+"\n"), 0o644)
+}
+
+// SettingsOf is the screen's part of the parent's settings.
+func SettingsOf(s settings.Settings) Settings {
+	return Settings{Lang: s.Language, IdleOff: time.Duration(s.Display.IdleOffMinutes) * time.Minute, Brightness: s.Display.Brightness}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // Level is hatd's battery level.
@@ -63,8 +64,13 @@ func NewClient(socket string, timeout time.Duration) *Client {
 
 // HatStatus is the status the API serves: hatd's, unchanged, when it
 // answers; an ErrUnavailable with a retry hint while it has been
-// unreachable for less than Grace; after that the absent status.
+// unreachable for less than Grace; after that the absent status. A nil
+// Client is a box without hatd: the absent status says so, in the same
+// shape, so pollers need no special case.
 func (c *Client) HatStatus(ctx context.Context) (json.RawMessage, error) {
+	if c == nil {
+		return absent(ReasonNotConfigured), nil
+	}
 	raw, _, err := c.fetch(ctx)
 	if err == nil || ctx.Err() != nil {
 		return raw, err
@@ -78,24 +84,21 @@ func (c *Client) HatStatus(ctx context.Context) (json.RawMessage, error) {
 	return absent(ReasonUnreachable), nil
 }
 
-// Battery is the battery as hatd last reported it; the zero Battery when
-// hatd has not answered within Grace.
-func (c *Client) Battery() Battery {
+// Battery is the battery as hatd last reported it, for GET /api/system;
+// no battery when hatd has not answered within Grace, or without hatd
+// (a nil Client).
+func (c *Client) Battery() system.Battery {
+	if c == nil {
+		return system.Battery{}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.last
 	if c.now().Sub(c.lastOK) >= c.grace || s.HardwareAvailable == nil || !*s.HardwareAvailable ||
 		s.BatteryPresent == nil || !*s.BatteryPresent {
-		return Battery{}
+		return system.Battery{}
 	}
-	return Battery{Available: true, Percent: s.BatteryPercent, Charging: s.Charging != nil && *s.Charging}
-}
-
-// Battery is the battery part of GET /api/system.
-type Battery struct {
-	Available bool
-	Percent   *int
-	Charging  bool
+	return system.Battery{Available: true, Percent: s.BatteryPercent, Charging: s.Charging != nil && *s.Charging}
 }
 
 // fetch asks hatd for its status: the object as sent, and the part
@@ -127,14 +130,6 @@ const (
 	ReasonNotConfigured = "no battery board service configured"
 	ReasonUnreachable   = "battery board service not reachable"
 )
-
-// NotConfigured is the status source of a box without hatd.
-type NotConfigured struct{}
-
-// HatStatus returns the absent status.
-func (NotConfigured) HatStatus(context.Context) (json.RawMessage, error) {
-	return absent(ReasonNotConfigured), nil
-}
 
 // absentStatus has the shape of hatd's status with nothing known, and why.
 type absentStatus struct {

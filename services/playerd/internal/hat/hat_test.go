@@ -275,7 +275,8 @@ func TestHatStatusGrace(t *testing.T) {
 }
 
 func TestNotConfigured(t *testing.T) {
-	raw, err := NotConfigured{}.HatStatus(context.Background())
+	var none *Client // a box without hatd
+	raw, err := none.HatStatus(context.Background())
 	var st map[string]any
 	if err != nil || json.Unmarshal(raw, &st) != nil {
 		t.Fatalf("%s %v", raw, err)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -360,4 +361,19 @@ func (p *properties) Set(iface, name string, value dbus.Variant) *dbus.Error {
 	}
 	vol := math.Round(math.Min(math.Max(v, 0), 1) * 100)
 	return (*server)(p).do(player.Command{Action: player.ActVolume, Value: &vol})
+}
+
+// CoverBase is the API at addr as this machine's desktop reaches it, for
+// Config.CoverBase: a listener on every address (":8090") is asked on
+// loopback.
+func CoverBase(addr net.Addr) string {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String()
+	}
+	ip := ta.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1) // a dual-stack listener takes IPv4 too
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
 }

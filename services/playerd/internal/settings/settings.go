@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 	// The zone database is compiled in: gokrazy images have no
 	// /usr/share/zoneinfo, and a time zone must validate there too.
 	_ "time/tzdata"
@@ -276,4 +277,14 @@ func BoxID(dataDir string) (string, error) {
 		return "", fmt.Errorf("settings: box id: %w", err)
 	}
 	return id, nil
+}
+
+// HostNames are the names the settings give the box beside the system's
+// own: the host name, with ".local", and the allowed hosts.
+func (s Settings) HostNames() []string {
+	var names []string
+	if s.HostName != "" {
+		names = append(names, s.HostName, s.HostName+".local")
+	}
+	return append(names, s.AllowedHosts...)
 }

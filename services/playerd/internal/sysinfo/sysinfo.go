@@ -7,9 +7,12 @@ package sysinfo
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -190,4 +193,14 @@ func kB(path string, keys ...string) map[string]*int64 {
 		}
 	}
 	return out
+}
+
+// MemoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT, set for
+// the board in the gokrazy instance), for a log line.
+func MemoryLimit() string {
+	n := debug.SetMemoryLimit(-1)
+	if n == math.MaxInt64 {
+		return "none"
+	}
+	return fmt.Sprintf("%dMiB", n>>20)
 }
