@@ -178,7 +178,7 @@ func ParseADTS(p []byte) (ADTSHeader, error) {
 // programConfig is a program_config_element (4.4.1.1), read to know the
 // channels of a configuration-0 stream and to skip it in frames.
 type programConfig struct {
-	front, side, back, lfe int
+	front, side, back, lfe     int
 	frontCPE, sideCPE, backCPE int
 }
 

@@ -62,8 +62,8 @@ func (t *imdct) run(x []float32, out []float32, scale float32) {
 
 // fft is an in-place radix-2 complex FFT of a power-of-two size.
 type fft struct {
-	n    int
-	rev  []int32
+	n     int
+	rev   []int32
 	roots []complex64 // e^{-2πik/n}, k < n/2
 }
 
