@@ -41,19 +41,20 @@ type channel struct {
 // Decoder decodes the frames of one stream. It is not safe for concurrent
 // use.
 type Decoder struct {
-	cfg   Config
-	b     bitReader
-	ch    [2]channel
-	spare ics // elements parsed only to get past them
-	out   int // element that plays: idSCE or idCPE; -1 until the first frame
-	sbr   bool
-	seed  uint32
-	long  *imdct
-	short *imdct
-	buf   [2048]float32
-	win   [2048]float32
-	pcm   [2][FrameSamples]float32
-	stats toolStats
+	cfg       Config
+	b         bitReader
+	ch        [2]channel
+	spare     ics // elements parsed only to get past them
+	spareSpec [1024]float32
+	out       int // element that plays: idSCE or idCPE; -1 until the first frame
+	sbr       bool
+	seed      uint32
+	long      *imdct
+	short     *imdct
+	buf       [2048]float32
+	win       [2048]float32
+	pcm       [2][FrameSamples]float32
+	stats     toolStats
 	// slices is what Decode returns, kept here so returning it does not
 	// allocate.
 	slices [2][]float32
@@ -195,15 +196,14 @@ func (d *Decoder) readFill() {
 }
 
 func (d *Decoder) skipSCE() error {
-	return d.readICS(&d.b, &d.spare, false)
+	return d.readICS(&d.b, &d.spare, false, &d.spareSpec)
 }
 
 func (d *Decoder) decodeSCE() error {
 	c := &d.ch[0]
-	if err := d.readICS(&d.b, &c.ics, false); err != nil {
+	if err := d.readICS(&d.b, &c.ics, false, &c.spec); err != nil {
 		return err
 	}
-	d.dequantize(&c.ics, &c.spec)
 	d.synthesize(c, &d.pcm[0])
 	return nil
 }
@@ -231,14 +231,12 @@ func (d *Decoder) decodeCPE() error {
 			return fmt.Errorf("%w: reserved ms_mask_present", ErrCorrupt)
 		}
 	}
-	if err := d.readICS(b, &l.ics, common); err != nil {
+	if err := d.readICS(b, &l.ics, common, &l.spec); err != nil {
 		return err
 	}
-	if err := d.readICS(b, &r.ics, common); err != nil {
+	if err := d.readICS(b, &r.ics, common, &r.spec); err != nil {
 		return err
 	}
-	d.dequantize(&l.ics, &l.spec)
-	d.dequantize(&r.ics, &r.spec)
 	if common {
 		d.stereo(l, r, msMask, &ms)
 	}

@@ -91,7 +91,7 @@ func (d *Decoder) readICSInfo(b *bitReader, info *icsInfo) error {
 
 // readICS reads an individual_channel_stream (4.4.2.7) up to and including
 // its quantized spectrum.
-func (d *Decoder) readICS(b *bitReader, c *ics, commonWindow bool) error {
+func (d *Decoder) readICS(b *bitReader, c *ics, commonWindow bool, spec *[1024]float32) error {
 	c.globalGain = int(b.read(8))
 	if !commonWindow {
 		if err := d.readICSInfo(b, &c.info); err != nil {
@@ -128,7 +128,7 @@ func (d *Decoder) readICS(b *bitReader, c *ics, commonWindow bool) error {
 	if b.bit() {
 		return fmt.Errorf("%w: gain control (AAC SSR)", ErrUnsupported)
 	}
-	if err := c.readSpectrum(b); err != nil {
+	if err := d.readSpectrum(b, c, spec); err != nil {
 		return err
 	}
 	if b.overrun() {
@@ -136,18 +136,7 @@ func (d *Decoder) readICS(b *bitReader, c *ics, commonWindow bool) error {
 	}
 	if c.pulse {
 		d.stats.pulse++
-		k := int(c.info.swb[c.pulseStart])
-		for i := range c.pulseN {
-			k += c.pulseOff[i]
-			if k >= 1024 {
-				return fmt.Errorf("%w: pulse beyond the spectrum", ErrCorrupt)
-			}
-			if c.q[k] > 0 {
-				c.q[k] += int32(c.pulseAmp[i])
-			} else {
-				c.q[k] -= int32(c.pulseAmp[i])
-			}
-		}
+		return c.applyPulses(spec)
 	}
 	return nil
 }
@@ -234,114 +223,46 @@ var cbShape = [12]struct {
 	9: {2, 13, 0, true}, 10: {2, 13, 0, true}, 11: {2, 17, 0, true},
 }
 
-// cbValues unpacks each codebook's indices into values, four per index.
-var cbValues [12][][4]int8
+// cbValues unpacks each codebook's indices into values, four per index;
+// cbNonZero counts an index's nonzero values, the sign bits that follow it
+// in unsigned codebooks.
+var (
+	cbValues  [12][][4]int8
+	cbNonZero [12][]uint8
+)
 
 func init() {
 	for cb := 1; cb <= 11; cb++ {
 		s := cbShape[cb]
 		n := len(specCodes[cb-1])
 		vs := make([][4]int8, n)
+		nz := make([]uint8, n)
 		for i := range n {
 			if s.dim == 4 {
 				vs[i] = [4]int8{int8(i/27 - s.off), int8(i/9%3 - s.off), int8(i/3%3 - s.off), int8(i%3 - s.off)}
 			} else {
 				vs[i] = [4]int8{int8(i/s.mod - s.off), int8(i%s.mod - s.off)}
 			}
-		}
-		cbValues[cb] = vs
-	}
-}
-
-// readSpectrum reads the quantized spectrum into q, window after window of
-// 128 values for short windows: the bitstream interleaves a group's
-// windows band by band.
-func (c *ics) readSpectrum(b *bitReader) error {
-	q := &c.q
-	clear(q[:])
-	win := 0
-	for g := range c.info.numGroups {
-		for k := 0; k < c.info.maxSfb; k++ {
-			cb := c.cb[g][k]
-			if cb == zeroHCB || cb >= noiseHCB {
-				continue
-			}
-			s := cbShape[cb]
-			h := &specHuff[cb-1]
-			vals := cbValues[cb]
-			lo, hi := int(c.info.swb[k]), int(c.info.swb[k+1])
-			for w := win; w < win+c.info.groupLen[g]; w++ {
-				base := w * 128
-				for i := lo; i < hi; i += s.dim {
-					idx := h.decode(b)
-					if idx < 0 {
-						return fmt.Errorf("%w: spectral codeword", ErrCorrupt)
-					}
-					v := &vals[idx]
-					for j := range s.dim {
-						x := int32(v[j])
-						if s.unsigned && x != 0 && b.bit() {
-							x = -x
-						}
-						q[base+i+j] = x
-					}
-					if cb == escHCB {
-						for j := range 2 {
-							x := q[base+i+j]
-							if x == 16 || x == -16 {
-								e, err := readEscape(b)
-								if err != nil {
-									return err
-								}
-								if x < 0 {
-									e = -e
-								}
-								q[base+i+j] = e
-							}
-						}
-					}
-				}
-				if b.overrun() {
-					return fmt.Errorf("%w: spectral data beyond the frame", ErrCorrupt)
+			for _, v := range vs[i] {
+				if v != 0 {
+					nz[i]++
 				}
 			}
 		}
-		win += c.info.groupLen[g]
-	}
-	return nil
-}
-
-func readEscape(b *bitReader) (int32, error) {
-	n := uint(4)
-	for b.bit() {
-		n++
-		if n > 12 {
-			return 0, fmt.Errorf("%w: escape sequence", ErrCorrupt)
-		}
-	}
-	return int32(1)<<n + int32(b.read(n)), nil
-}
-
-// pow43 is |q|^(4/3) for every quantized magnitude the syntax allows
-// (escapes up to 8191, pulses add at most 4×15).
-var pow43 [8192 + 64]float32
-
-// sfGain is 2^((sf-100)/4) for the 256 scale factors.
-var sfGain [256]float32
-
-func init() {
-	for i := range pow43 {
-		pow43[i] = float32(math.Pow(float64(i), 4.0/3))
-	}
-	for i := range sfGain {
-		sfGain[i] = float32(math.Exp2(float64(i-100) / 4))
+		cbValues[cb], cbNonZero[cb] = vs, nz
 	}
 }
 
-// dequantize turns the quantized spectrum into spec, scaled band by band;
-// noise bands get noise, intensity bands stay zero for the stereo step.
-func (d *Decoder) dequantize(c *ics, spec *[1024]float32) {
+// readSpectrum reads the spectrum and dequantizes it into spec, window
+// after window of 128 values for short windows: the bitstream interleaves
+// a group's windows band by band. Noise bands get noise; zero and intensity
+// bands stay zero for the stereo step. With pulses, the quantized values
+// are kept in q as well, to apply them.
+func (d *Decoder) readSpectrum(b *bitReader, c *ics, spec *[1024]float32) error {
 	clear(spec[:])
+	if c.pulse {
+		clear(c.q[:])
+	}
 	info := &c.info
 	win := 0
 	for g := range info.numGroups {
@@ -361,27 +282,195 @@ func (d *Decoder) dequantize(c *ics, spec *[1024]float32) {
 			}
 			gain := sfGain[c.sf[g][k]]
 			for w := win; w < win+info.groupLen[g]; w++ {
-				base := w * 128
-				src := c.q[base+lo : base+hi]
-				dst := spec[base+lo : base+hi]
-				for i, x := range src {
-					if x == 0 {
-						continue
-					}
-					if x > 0 {
-						dst[i] = pow43[x] * gain
-					} else {
-						dst[i] = -pow43[-x] * gain
+				dst := spec[w*128+lo : w*128+hi]
+				var err error
+				if cbShape[cb].dim == 4 {
+					err = readQuads(b, cb, dst, gain)
+				} else {
+					err = readPairs(b, cb, dst, gain)
+				}
+				if err != nil {
+					return err
+				}
+				if b.overrun() {
+					return fmt.Errorf("%w: spectral data beyond the frame", ErrCorrupt)
+				}
+				if c.pulse {
+					for i, v := range dst {
+						c.q[w*128+lo+i] = quantized(v, gain)
 					}
 				}
 			}
 		}
 		win += info.groupLen[g]
 	}
+	return nil
 }
 
-// noise fills a band with uniform noise of the given RMS-derived energy
-// (perceptual noise substitution, 4.6.13).
+// quantized recovers a quantized value from its dequantized one (for
+// pulses, which are rare): the nearest integer of (|v|/gain)^(3/4).
+func quantized(v, gain float32) int32 {
+	if v == 0 {
+		return 0
+	}
+	q := int32(math.Round(math.Pow(math.Abs(float64(v/gain)), 0.75)))
+	if v < 0 {
+		return -q
+	}
+	return q
+}
+
+func readQuads(b *bitReader, cb uint8, dst []float32, gain float32) error {
+	h := &specHuff[cb-1]
+	vals := cbValues[cb]
+	unsigned := cbShape[cb].unsigned
+	for i := 0; i+4 <= len(dst); i += 4 {
+		idx := h.decode(b)
+		if idx < 0 {
+			return fmt.Errorf("%w: spectral codeword", ErrCorrupt)
+		}
+		v := &vals[idx]
+		if !unsigned {
+			dst[i] = float32(v[0]) * gain // |v| <= 1: |v|^(4/3) = |v|
+			dst[i+1] = float32(v[1]) * gain
+			dst[i+2] = float32(v[2]) * gain
+			dst[i+3] = float32(v[3]) * gain
+			continue
+		}
+		n := uint(cbNonZero[cb][idx])
+		signs := b.read(n) << (32 - n)
+		for j := range 4 {
+			x := v[j]
+			if x == 0 {
+				continue
+			}
+			f := pow43[x] * gain
+			if signs&(1<<31) != 0 {
+				f = -f
+			}
+			signs <<= 1
+			dst[i+j] = f
+		}
+	}
+	return nil
+}
+
+func readPairs(b *bitReader, cb uint8, dst []float32, gain float32) error {
+	h := &specHuff[cb-1]
+	vals := cbValues[cb]
+	unsigned := cbShape[cb].unsigned
+	for i := 0; i+2 <= len(dst); i += 2 {
+		idx := h.decode(b)
+		if idx < 0 {
+			return fmt.Errorf("%w: spectral codeword", ErrCorrupt)
+		}
+		v := &vals[idx]
+		if !unsigned {
+			for j := range 2 {
+				x := v[j]
+				if x > 0 {
+					dst[i+j] = pow43[x] * gain
+				} else if x < 0 {
+					dst[i+j] = -pow43[-x] * gain
+				}
+			}
+			continue
+		}
+		n := uint(cbNonZero[cb][idx])
+		signs := b.read(n) << (32 - n)
+		for j := range 2 {
+			x := int32(v[j])
+			if x == 0 {
+				continue
+			}
+			neg := signs&(1<<31) != 0
+			signs <<= 1
+			if x == 16 && cb == escHCB {
+				e, err := readEscape(b)
+				if err != nil {
+					return err
+				}
+				x = e
+			}
+			f := pow43[x] * gain
+			if neg {
+				f = -f
+			}
+			dst[i+j] = f
+		}
+	}
+	return nil
+}
+
+func readEscape(b *bitReader) (int32, error) {
+	n := uint(4)
+	for b.bit() {
+		n++
+		if n > 12 {
+			return 0, fmt.Errorf("%w: escape sequence", ErrCorrupt)
+		}
+	}
+	return int32(1)<<n + int32(b.read(n)), nil
+}
+
+// applyPulses adds pulse_data's amplitudes to the quantized values and
+// dequantizes the values they changed again.
+func (c *ics) applyPulses(spec *[1024]float32) error {
+	k := int(c.info.swb[c.pulseStart])
+	band := c.pulseStart
+	for i := range c.pulseN {
+		k += c.pulseOff[i]
+		if k >= 1024 {
+			return fmt.Errorf("%w: pulse beyond the spectrum", ErrCorrupt)
+		}
+		for band < c.info.numSwb-1 && k >= int(c.info.swb[band+1]) {
+			band++
+		}
+		if c.q[k] > 0 {
+			c.q[k] += int32(c.pulseAmp[i])
+		} else {
+			c.q[k] -= int32(c.pulseAmp[i])
+		}
+		cb := c.cb[0][band]
+		if band >= c.info.maxSfb || cb == zeroHCB || cb >= noiseHCB {
+			continue // a pulse in a band without spectral values has no scale
+		}
+		x := c.q[k]
+		f := pow43[min(abs32(x), int32(len(pow43)-1))] * sfGain[c.sf[0][band]]
+		if x < 0 {
+			f = -f
+		}
+		spec[k] = f
+	}
+	return nil
+}
+
+func abs32(x int32) int32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// pow43 is |q|^(4/3) for every quantized magnitude the syntax allows
+// (escapes up to 8191, pulses add at most 4×15).
+var pow43 [8192 + 64]float32
+
+// sfGain is 2^((sf-100)/4) for the 256 scale factors.
+var sfGain [256]float32
+
+func init() {
+	for i := range pow43 {
+		pow43[i] = float32(math.Pow(float64(i), 4.0/3))
+	}
+	for i := range sfGain {
+		sfGain[i] = float32(math.Exp2(float64(i-100) / 4))
+	}
+}
+
+// noise fills a band with noise of the given energy (perceptual noise
+// substitution, 4.6.13): the standard's linear congruential generator,
+// scaled so the band's energy is gain².
 func (d *Decoder) noise(band []float32, gain float32) {
 	var energy float32
 	for i := range band {

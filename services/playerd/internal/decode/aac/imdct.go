@@ -21,11 +21,12 @@ type imdct struct {
 	fft     fft
 	twiddle []complex64 // e^{-iπ(k+1/8)/M}, scaled by 1/M on one side
 	z       []complex64
+	zf      []complex64
 	u       []float32
 }
 
 func newIMDCT(m int) *imdct {
-	t := &imdct{m: m, fft: newFFT(m / 2), twiddle: make([]complex64, m/2), z: make([]complex64, m/2), u: make([]float32, m)}
+	t := &imdct{m: m, fft: newFFT(m / 2), twiddle: make([]complex64, m/2), z: make([]complex64, m/2), zf: make([]complex64, m/2), u: make([]float32, m)}
 	for k := range m / 2 {
 		a := -math.Pi * (float64(k) + 0.125) / float64(m)
 		t.twiddle[k] = complex(float32(math.Cos(a)), float32(math.Sin(a)))
@@ -41,10 +42,10 @@ func (t *imdct) run(x []float32, out []float32, scale float32) {
 	for k := range m / 2 {
 		z[k] = complex(x[2*k], x[m-1-2*k]) * t.twiddle[k]
 	}
-	t.fft.run(z)
+	t.fft.run(t.zf, z)
 	u := t.u
 	for p := range m / 2 {
-		y := z[p] * t.twiddle[p]
+		y := t.zf[p] * t.twiddle[p]
 		u[2*p] = real(y) * scale
 		u[m-1-2*p] = -imag(y) * scale
 	}
@@ -60,44 +61,97 @@ func (t *imdct) run(x []float32, out []float32, scale float32) {
 	}
 }
 
-// fft is an in-place radix-2 complex FFT of a power-of-two size.
+// fft is an in-place complex FFT of a power-of-two size, decimation in time:
+// the input is put in mixed-radix digit-reversed order, a radix-2 stage
+// runs first when the size is an odd power of two, radix-4 stages do the
+// rest (a quarter fewer multiplications than radix 2, and half the passes).
 type fft struct {
-	n     int
-	rev   []int32
-	roots []complex64 // e^{-2πik/n}, k < n/2
+	n      int
+	perm   []int32
+	radix2 bool
+	stages []fftStage
+}
+
+// fftStage combines four transforms of length l into one of 4l; w holds
+// the twiddles W^k, W^2k, W^3k (W = e^{-2πi/4l}) for k < l.
+type fftStage struct {
+	l int
+	w [][3]complex64
 }
 
 func newFFT(n int) fft {
-	f := fft{n: n, rev: make([]int32, n), roots: make([]complex64, n/2)}
-	shift := 64 - uint(bits.TrailingZeros(uint(n)))
-	for i := range n {
-		f.rev[i] = int32(bits.Reverse64(uint64(i)) >> shift)
+	f := fft{n: n, perm: make([]int32, n)}
+	logn := bits.TrailingZeros(uint(n))
+	f.radix2 = logn%2 == 1
+	// The radices from the top of the recursion down.
+	var radices []int
+	for m := n; m > 1; {
+		if m == 2 {
+			radices = append(radices, 2)
+			m = 1
+			continue
+		}
+		radices = append(radices, 4)
+		m /= 4
 	}
-	for k := range n / 2 {
-		a := -2 * math.Pi * float64(k) / float64(n)
-		f.roots[k] = complex(float32(math.Cos(a)), float32(math.Sin(a)))
+	for i := range n {
+		pos, rest, size := 0, i, n
+		for _, r := range radices {
+			size /= r
+			pos += rest % r * size
+			rest /= r
+		}
+		f.perm[pos] = int32(i)
+	}
+	l := 1
+	if f.radix2 {
+		l = 2
+	}
+	for ; l < n; l *= 4 {
+		st := fftStage{l: l, w: make([][3]complex64, l)}
+		for k := range l {
+			for j := 1; j <= 3; j++ {
+				a := -2 * math.Pi * float64(j*k) / float64(4*l)
+				st.w[k][j-1] = complex(float32(math.Cos(a)), float32(math.Sin(a)))
+			}
+		}
+		f.stages = append(f.stages, st)
 	}
 	return f
 }
 
-func (f *fft) run(x []complex64) {
+// run transforms src into dst (both n long).
+func (f *fft) run(dst, src []complex64) {
 	n := f.n
-	x = x[:n]
-	for i, r := range f.rev {
-		if int(r) > i {
-			x[i], x[r] = x[r], x[i]
+	dst = dst[:n]
+	for i, p := range f.perm {
+		dst[i] = src[p]
+	}
+	if f.radix2 {
+		for i := 0; i < n; i += 2 {
+			a, b := dst[i], dst[i+1]
+			dst[i], dst[i+1] = a+b, a-b
 		}
 	}
-	for size := 2; size <= n; size <<= 1 {
-		half := size >> 1
-		step := n / size
-		for start := 0; start < n; start += size {
-			for k := range half {
-				w := f.roots[k*step]
-				a := x[start+k]
-				b := x[start+k+half] * w
-				x[start+k] = a + b
-				x[start+k+half] = a - b
+	for si := range f.stages {
+		st := &f.stages[si]
+		l := st.l
+		for base := 0; base < n; base += 4 * l {
+			x := dst[base : base+4*l]
+			x0, x1, x2, x3 := x[:l], x[l:2*l], x[2*l:3*l], x[3*l:4*l]
+			for k, w := range st.w {
+				a0 := x0[k]
+				a1 := x1[k] * w[0]
+				a2 := x2[k] * w[1]
+				a3 := x3[k] * w[2]
+				s02, d02 := a0+a2, a0-a2
+				s13, d13 := a1+a3, a1-a3
+				// -i·d13
+				md := complex(imag(d13), -real(d13))
+				x0[k] = s02 + s13
+				x1[k] = d02 + md
+				x2[k] = s02 - s13
+				x3[k] = d02 - md
 			}
 		}
 	}
