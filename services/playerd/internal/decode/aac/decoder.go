@@ -65,7 +65,7 @@ func NewDecoder(c Config) (*Decoder, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	d := &Decoder{cfg: c, out: -1, sbr: c.SBR, seed: 0x1f2e3d4c, long: newIMDCT(1024), short: newIMDCT(128)}
+	d := &Decoder{cfg: c, out: -1, sbr: c.SBR, seed: noiseSeed, long: newIMDCT(1024), short: newIMDCT(128)}
 	switch c.Channels {
 	case 1:
 		d.out = idSCE
@@ -86,7 +86,12 @@ func (d *Decoder) SBR() bool { return d.sbr }
 // Reset forgets the previous frame, as after a seek: the next frame's first
 // half then lacks its overlap, so the caller decodes one frame before the
 // wanted one and drops its output.
+// noiseSeed starts the noise generator; Reset starts it again, so that
+// decoding from a position gives the same noise every time.
+const noiseSeed = 0x1f2e3d4c
+
 func (d *Decoder) Reset() {
+	d.seed = noiseSeed
 	for i := range d.ch {
 		clear(d.ch[i].overlap[:])
 		d.ch[i].prevShape = 0

@@ -1,6 +1,7 @@
 package mp4
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -65,15 +66,23 @@ type track struct {
 func Open(r io.ReaderAt, size int64) (*File, error) {
 	f := &File{rd: reader{r: r, size: size}}
 	rd := &f.rd
-	top, err := rd.children(0, size)
-	if err != nil {
-		return nil, err
+	// The top level is read up to the moov box only: a stream's reader
+	// holds the file up to there and no further.
+	var moov box
+	found := false
+	for off, first := int64(0), true; off < size && !found; first = false {
+		kids, err := rd.topBox(off, size)
+		if err != nil {
+			return nil, err
+		}
+		b := kids[0]
+		if first && b.typ != "ftyp" && b.typ != "moov" && b.typ != "free" && b.typ != "wide" {
+			return nil, fmt.Errorf("%w: not an MP4 file", ErrUnsupported)
+		}
+		moov, found = b, b.typ == "moov"
+		off = b.end
 	}
-	if len(top) == 0 || (top[0].typ != "ftyp" && top[0].typ != "moov" && top[0].typ != "free" && top[0].typ != "wide") {
-		return nil, fmt.Errorf("%w: not an MP4 file", ErrUnsupported)
-	}
-	moov, ok := find(top, "moov")
-	if !ok {
+	if !found {
 		return nil, fmt.Errorf("%w: no moov box (a fragmented or unfinished file)", ErrUnsupported)
 	}
 	kids, err := rd.children(moov.start, moov.end)
@@ -150,6 +159,34 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 	}
 	f.fixChapters()
 	return f, nil
+}
+
+// topBox reads the one box at off of a file of size bytes.
+func (rd *reader) topBox(off, size int64) ([]box, error) {
+	var h [16]byte
+	if size-off < 8 {
+		return nil, fmt.Errorf("%w: %d bytes after the last box", ErrCorrupt, size-off)
+	}
+	if err := rd.readAt(h[:8], off); err != nil {
+		return nil, err
+	}
+	n, hdr := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
+	switch n {
+	case 0:
+		n = size - off
+	case 1:
+		if err := rd.readAt(h[8:16], off+8); err != nil {
+			return nil, err
+		}
+		n, hdr = int64(binary.BigEndian.Uint64(h[8:16])), 16
+	}
+	if n < hdr || n > size-off {
+		return nil, fmt.Errorf("%w: box %q of %d bytes at %d in a file of %d", ErrCorrupt, h[4:8], n, off, size)
+	}
+	if rd.boxes++; rd.boxes > maxBoxes {
+		return nil, fmt.Errorf("%w: more than %d boxes", ErrCorrupt, maxBoxes)
+	}
+	return []box{{typ: string(h[4:8]), off: off, start: off + hdr, end: off + n}}, nil
 }
 
 func (rd *reader) readTrack(trak box) (track, error) {
