@@ -128,11 +128,12 @@ func TestLiveRefusesWhatItCannotPlay(t *testing.T) {
 		kind              error
 		msg               string
 	}{
-		{"aacp by content type", "audio/aacp", bytes.Repeat([]byte{1}, 100), ErrAAC, "AAC and HE-AAC"},
-		{"aac by content type with parameters", "audio/aac; charset=binary", bytes.Repeat([]byte{1}, 100), ErrAAC, "AAC"},
-		{"adts without content type", "", bytes.Repeat(adts, 20), ErrAAC, "AAC"},
-		{"adts labelled mpeg", "audio/mpeg", bytes.Repeat(adts, 20), ErrAAC, "AAC"},
-		{"mp4", "", append(mp4, make([]byte, 100)...), ErrAAC, "AAC"},
+		{"aacp by content type, but not", "audio/aacp", bytes.Repeat([]byte{1}, 100), ErrCorrupt, "no ADTS frames"},
+		{"aac by content type with parameters, but not", "audio/aac; charset=binary", bytes.Repeat([]byte{1}, 100), ErrCorrupt, "no ADTS frames"},
+		{"adts headers without frames", "", bytes.Repeat(adts, 20), ErrCorrupt, "no ADTS frames"},
+		{"adts headers labelled mpeg", "audio/mpeg", bytes.Repeat(adts, 20), ErrCorrupt, "no ADTS frames"},
+		{"mp4 without boxes", "", append(mp4, make([]byte, 100)...), ErrCorrupt, "MP4"},
+		{"latm", "audio/mp4a-latm", bytes.Repeat([]byte{1}, 100), fault.Unsupported, "LATM"},
 		{"hls playlist", "application/vnd.apple.mpegurl", []byte("#EXTM3U\n"), fault.Unsupported, "playlist"},
 		{"web page", "text/html", []byte("<!doctype html><html>Radio</html>"), fault.Unsupported, "web page"},
 		{"noise", "", bytes.Repeat([]byte("noise"), 2000), fault.Unsupported, "not an audio stream"},
