@@ -16,8 +16,8 @@
 //	go build -o /tmp/playerd ./services/playerd
 //	go run ./services/playerd/cmd/perfbench -playerd /tmp/playerd -mpd /usr/bin/mpd -library 10000
 //
-// The test tracks are made with sox, lame, flac, metaflac and oggenc (Debian
-// packages sox, lame, flac, vorbis-tools).
+// The test tracks are made with sox, lame, flac, metaflac, oggenc and ffmpeg
+// (Debian packages sox, lame, flac, vorbis-tools, ffmpeg: its AAC encoder).
 package main
 
 import (
@@ -62,7 +62,7 @@ func main() {
 	}
 }
 
-var formats = []string{"mp3", "flac", "ogg"}
+var formats = []string{"mp3", "flac", "ogg", "m4a"}
 
 // idleWait is how long after stopping idle memory is read, for both
 // programs: playerd hands back what playing left behind at its first idle
