@@ -58,6 +58,9 @@ type Decoder struct {
 	// slices is what Decode returns, kept here so returning it does not
 	// allocate.
 	slices [2][]float32
+	// endBit is where the last frame's END element started, for tests
+	// that splice elements into a frame.
+	endBit int
 }
 
 // NewDecoder makes a decoder for the stream c describes.
@@ -130,6 +133,7 @@ func (d *Decoder) decodeBlock() error {
 		}
 		switch id {
 		case idEND:
+			d.endBit = b.pos - 3
 			if !done {
 				return fmt.Errorf("%w: frame without audio", ErrCorrupt)
 			}

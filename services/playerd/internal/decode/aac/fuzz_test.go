@@ -12,10 +12,7 @@ import (
 // sample that is not a finite number, is a bug. The seeds are the frames
 // of a real ADTS file.
 func FuzzDecoder(f *testing.F) {
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "tone.aac"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	data := readSeed(f)
 	for off := 0; off+7 <= len(data); {
 		h, err := ParseADTS(data[off:])
 		if err != nil || off+h.FrameLength > len(data) {
@@ -47,4 +44,12 @@ func FuzzDecoder(f *testing.F) {
 		_, _ = ParseASC(frame)
 		_, _ = ParseADTS(frame)
 	})
+}
+
+func readSeed(tb testing.TB) []byte {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "seed", "tone.aac"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
