@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/decode/aac"
 	"github.com/storybox/storybox/services/playerd/internal/decode/aac/aactest"
 )
 
@@ -82,4 +83,59 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// An HE-AAC station says nothing of SBR in its ADTS headers: the stream
+// finds SBR data in the frames' fill elements and says so (Notice), and
+// plays the core.
+func TestLiveHEAACNotice(t *testing.T) {
+	data := fixture(t, "tone.aac")
+	var he []byte
+	for off := 0; off+7 <= len(data); {
+		h, err := aac.ParseADTS(data[off:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := withSBRFill(data[off+h.HeaderLength : off+h.FrameLength])
+		head := append([]byte(nil), data[off:off+7]...)
+		head[1] |= 1 // no CRC
+		n := len(raw) + 7
+		head[3] = head[3]&^3 | byte(n>>11)
+		head[4] = byte(n >> 3)
+		head[5] = head[5]&0x1f | byte(n&7)<<5
+		he = append(append(he, head...), raw...)
+		off += h.FrameLength
+	}
+	l, err := OpenLive(stream{bytes.NewReader(he)}, "audio/aacp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, l); len(got) < 80000 {
+		t.Errorf("%d samples", len(got))
+	}
+	if !strings.Contains(l.Notice(), "HE-AAC: plays its AAC-LC core at 44100 Hz") {
+		t.Errorf("notice %q", l.Notice())
+	}
+}
+
+// withSBRFill puts a fill element with one byte of SBR data (extension
+// type 13) before a raw data block's elements.
+func withSBRFill(raw []byte) []byte {
+	const prefix, bits = 0b110_0001_1101_0000, 15
+	out := make([]byte, len(raw)+2)
+	acc, n, j := uint32(prefix), bits, 0
+	for _, b := range raw {
+		acc = acc<<8 | uint32(b)
+		n += 8
+		for n >= 8 {
+			out[j] = byte(acc >> (n - 8))
+			j++
+			n -= 8
+		}
+	}
+	if n > 0 {
+		out[j] = byte(acc << (8 - n))
+		j++
+	}
+	return out[:j]
 }

@@ -91,6 +91,9 @@ type Status struct {
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
 	Error      string      `json:"error,omitempty"`
+	// Notice says a station plays less than it sends: an HE-AAC station
+	// plays its AAC-LC core.
+	Notice string `json:"notice,omitempty"`
 	// Jumps counts the times a track was opened or the position moved by
 	// a command rather than by playing (seek, previous restarting the
 	// track): the event feed tells clients, which extrapolate the
