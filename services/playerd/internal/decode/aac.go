@@ -134,19 +134,25 @@ func (s *aacStream) Stream(out [][2]float64) (int, bool) {
 			continue
 		}
 		k := min(len(out)-n, s.have-s.used, s.length-s.pos)
-		l := s.pcm[0][s.used : s.used+k]
-		r := l
-		if len(s.pcm) > 1 {
-			r = s.pcm[1][s.used : s.used+k]
-		}
-		for i := range k {
-			out[n+i] = [2]float64{float64(l[i]), float64(r[i])}
-		}
+		copyPCM(out[n:n+k], s.pcm, s.used)
 		n += k
 		s.used += k
 		s.pos += k
 	}
 	return n, n > 0 || (s.pos < s.length && s.err == nil)
+}
+
+// copyPCM fills out from the decoder's channels at from; a mono stream
+// plays on both sides.
+func copyPCM(out [][2]float64, pcm [][]float32, from int) {
+	l := pcm[0][from : from+len(out)]
+	r := l
+	if len(pcm) > 1 {
+		r = pcm[1][from : from+len(out)]
+	}
+	for i := range out {
+		out[i] = [2]float64{float64(l[i]), float64(r[i])}
+	}
 }
 
 func (s *aacStream) decode() bool {

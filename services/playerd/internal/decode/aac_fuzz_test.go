@@ -55,31 +55,37 @@ func FuzzM4AInfo(f *testing.F) {
 func FuzzLiveAAC(f *testing.F) {
 	addSeeds(f, "tone.aac", "tone.m4b")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		watchdog(t, func() {
-			for _, ct := range []string{"", "audio/aacp", "audio/mp4"} {
-				l, err := OpenLive(stream{bytes.NewReader(data)}, ct)
-				check(t, err)
-				if err != nil {
-					continue
-				}
-				buf := make([][2]float64, 1024)
-				for range 256 {
-					n, ok := l.Stream(buf)
-					if n < 0 || n > len(buf) {
-						t.Fatalf("Stream returned %d", n)
-					}
-					for _, s := range buf[:n] {
-						if !(s[0] >= -1 && s[0] <= 1 && s[1] >= -1 && s[1] <= 1) {
-							t.Fatalf("sample %v beyond full scale", s)
-						}
-					}
-					if !ok {
-						break
-					}
-				}
-				check(t, l.Err())
-				_ = l.Notice()
-			}
-		})
+		watchdog(t, func() { exerciseLive(t, data, "", "audio/aacp", "audio/mp4") })
 	})
+}
+
+// exerciseLive plays a stream as the radio does, under each content type,
+// and checks what the boundary promises.
+func exerciseLive(t *testing.T, data []byte, contentTypes ...string) {
+	for _, ct := range contentTypes {
+		l, err := OpenLive(stream{bytes.NewReader(data)}, ct)
+		check(t, err)
+		if err != nil {
+			continue
+		}
+		buf := make([][2]float64, 1024)
+		for range 256 {
+			n, ok := l.Stream(buf)
+			if n < 0 || n > len(buf) {
+				t.Fatalf("Stream returned %d", n)
+			}
+			for _, s := range buf[:n] {
+				if !(s[0] >= -1 && s[0] <= 1 && s[1] >= -1 && s[1] <= 1) {
+					t.Fatalf("sample %v beyond full scale", s)
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		check(t, l.Err())
+		if len(l.Title()) > 1100 || len(l.Notice()) > 200 {
+			t.Errorf("title of %d bytes, notice of %d", len(l.Title()), len(l.Notice()))
+		}
+	}
 }

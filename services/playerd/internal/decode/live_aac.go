@@ -111,14 +111,7 @@ func (a *aacLive) stream(out [][2]float64) (int, bool) {
 			k = min(k, a.left)
 			a.left -= k
 		}
-		l := a.pcm[0][a.used : a.used+k]
-		r := l
-		if len(a.pcm) > 1 {
-			r = a.pcm[1][a.used : a.used+k]
-		}
-		for i := range k {
-			out[n+i] = [2]float64{float64(l[i]), float64(r[i])}
-		}
+		copyPCM(out[n:n+k], a.pcm, a.used)
 		n += k
 		a.used += k
 	}

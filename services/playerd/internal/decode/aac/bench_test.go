@@ -26,18 +26,8 @@ var benchCase = aactest.Case{
 // decoding to nothing, best of three, including its start-up), and their
 // ratio; the target is at most 4.
 func BenchmarkDecode(b *testing.B) {
-	dir := b.TempDir()
-	path, _ := aactest.Make(b, dir, benchCase, ".aac")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	frames := splitADTS(b, data)
+	path, data, frames, d := adtsCase(b, benchCase)
 	h, _ := ParseADTS(data)
-	d, err := NewDecoder(h.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
 	audio := float64(len(frames)*FrameSamples) / float64(h.SampleRate)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -80,6 +70,23 @@ func ffmpegCPU(b *testing.B, path string) float64 {
 	return max(best, float64(time.Millisecond)/1e9)
 }
 
+// adtsCase makes a case's ADTS file and a decoder for it: the file's path,
+// its bytes and its frames.
+func adtsCase(tb testing.TB, c aactest.Case) (string, []byte, [][]byte, *Decoder) {
+	path, _ := aactest.Make(tb, tb.TempDir(), c, ".aac")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	frames := splitADTS(tb, data)
+	h, _ := ParseADTS(data)
+	d, err := NewDecoder(h.Config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path, data, frames, d
+}
+
 // splitADTS cuts an ADTS stream into its frames' raw data blocks.
 func splitADTS(tb testing.TB, data []byte) [][]byte {
 	var frames [][]byte
@@ -97,17 +104,7 @@ func splitADTS(tb testing.TB, data []byte) [][]byte {
 // TestNoAllocations: decoding a frame allocates nothing once the decoder
 // exists.
 func TestNoAllocations(t *testing.T) {
-	path, _ := aactest.Make(t, t.TempDir(), aactest.Corpus[1], ".aac")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frames := splitADTS(t, data)
-	h, _ := ParseADTS(data)
-	d, err := NewDecoder(h.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, frames, d := adtsCase(t, aactest.Corpus[1])
 	i := 0
 	allocs := testing.AllocsPerRun(len(frames), func() {
 		if _, err := d.Decode(frames[i%len(frames)]); err != nil {

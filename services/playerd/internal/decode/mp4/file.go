@@ -91,15 +91,9 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 	}
 	movieScale := uint32(0)
 	if mvhd, ok := find(kids, "mvhd"); ok {
-		p, err := rd.read(mvhd, 256)
+		fl, _, err := rd.timed(mvhd)
 		if err != nil {
 			return nil, err
-		}
-		fl := fields{p: p}
-		if fl.u8() == 1 {
-			fl.bytes(3 + 16)
-		} else {
-			fl.bytes(3 + 8)
 		}
 		movieScale = fl.u32()
 	}
@@ -189,6 +183,23 @@ func (rd *reader) topBox(off, size int64) ([]box, error) {
 	return []box{{typ: string(h[4:8]), off: off, start: off + hdr, end: off + n}}, nil
 }
 
+// timed reads a box that starts with a version, flags and the creation and
+// modification times (mvhd, tkhd, mdhd), up to the field after them.
+func (rd *reader) timed(b box) (*fields, uint8, error) {
+	p, err := rd.read(b, 256)
+	if err != nil {
+		return nil, 0, err
+	}
+	fl := &fields{p: p}
+	v := fl.u8()
+	if v == 1 {
+		fl.bytes(3 + 16)
+	} else {
+		fl.bytes(3 + 8)
+	}
+	return fl, v, nil
+}
+
 func (rd *reader) readTrack(trak box) (track, error) {
 	var t track
 	kids, err := rd.children(trak.start, trak.end)
@@ -196,15 +207,9 @@ func (rd *reader) readTrack(trak box) (track, error) {
 		return t, err
 	}
 	if tkhd, ok := find(kids, "tkhd"); ok {
-		p, err := rd.read(tkhd, 256)
+		fl, _, err := rd.timed(tkhd)
 		if err != nil {
 			return t, err
-		}
-		fl := fields{p: p}
-		if fl.u8() == 1 {
-			fl.bytes(3 + 16)
-		} else {
-			fl.bytes(3 + 8)
 		}
 		t.id = fl.u32()
 	}
@@ -239,18 +244,14 @@ func (rd *reader) readTrack(trak box) (track, error) {
 		}
 	}
 	if mdhd, ok := find(mk, "mdhd"); ok {
-		p, err := rd.read(mdhd, 256)
+		fl, v, err := rd.timed(mdhd)
 		if err != nil {
 			return t, err
 		}
-		fl := fields{p: p}
-		if fl.u8() == 1 {
-			fl.bytes(3 + 16)
-			t.timescale = fl.u32()
+		t.timescale = fl.u32()
+		if v == 1 {
 			t.duration = fl.u64()
 		} else {
-			fl.bytes(3 + 8)
-			t.timescale = fl.u32()
 			t.duration = uint64(fl.u32())
 		}
 	}
