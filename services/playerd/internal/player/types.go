@@ -111,7 +111,7 @@ func SamePlayback(a, b Status) bool {
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Jumps == b.Jumps && a.Live == b.Live
+		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
 }
 
 func sameString(a, b *string) bool {
