@@ -221,7 +221,7 @@ FUZZTIME    ?=
 FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:20000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
 	decode:FuzzOpus:150000 decode:FuzzTags:150000 decode:FuzzDuration:100000 decode:FuzzLive:10000 \
 	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000 \
-	decode:FuzzADTS:50000 decode:FuzzM4A:50000 decode:FuzzM4AInfo:50000 decode:FuzzLiveAAC:20000 \
+	decode:FuzzADTS:50000 decode:FuzzM4A:50000 decode:FuzzAACInfo:50000 decode:FuzzLiveAAC:20000 \
 	decode/aac:FuzzDecoder:100000 decode/mp4:FuzzBoxes:100000
 .PHONY: fuzz
 fuzz:

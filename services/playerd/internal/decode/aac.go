@@ -423,3 +423,44 @@ func adtsAfterID3(src *source) bool {
 	}
 	return h[0] == 0xff && h[1]&0xf6 == 0xf0
 }
+
+// isADTS tells an ADTS file, with or without an ID3v2 tag.
+func isADTS(src *source) bool {
+	var h [12]byte
+	n, _ := src.ReadAt(h[:], 0)
+	switch sniff(h[:n]) {
+	case "aac":
+		return true
+	case "mp3":
+		return adtsAfterID3(src)
+	}
+	return false
+}
+
+// adtsNotice decodes an ADTS file's first frame: an ADTS header says
+// nothing of SBR, its frames' fill elements do.
+func adtsNotice(src *source) (string, error) {
+	start, err := skipID3v2(src)
+	if err != nil {
+		return "", err
+	}
+	a := &adtsFrames{w: newWindow(src, src.size), marks: []int64{start}, n: 1, curOff: start}
+	h, err := a.header(start)
+	if err != nil {
+		return "", err
+	}
+	frame, err := a.frame(0)
+	if err != nil {
+		return "", err
+	}
+	dec, err := aac.NewDecoder(h.Config)
+	if err != nil {
+		return "", errAAC(err)
+	}
+	if _, err := dec.Decode(frame); err != nil || !dec.SBR() {
+		return "", nil // a damaged first frame is the player's to find
+	}
+	c := h.Config
+	c.SBR = true
+	return heNotice(c), nil
+}

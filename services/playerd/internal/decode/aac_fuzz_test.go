@@ -6,15 +6,15 @@ import (
 )
 
 // AAC's fuzz targets (make fuzz): ADTS and M4A files through the whole
-// boundary, an M4B's tags, chapters and duration as the library scan reads
-// them, and AAC streams as stations and podcasts send them. The decoder
+// boundary, an M4B's tags, chapters and duration and an ADTS file's HE-AAC
+// notice as the library scan reads them, and AAC streams as stations and podcasts send them. The decoder
 // and the MP4 reader have targets of their own in their packages.
 
 func FuzzADTS(f *testing.F) { fuzzDecode(f, "tone.aac") }
 func FuzzM4A(f *testing.F)  { fuzzDecode(f, "tone.m4b") }
 
-func FuzzM4AInfo(f *testing.F) {
-	addSeeds(f, "tone.m4b")
+func FuzzAACInfo(f *testing.F) {
+	addSeeds(f, "tone.m4b", "tone.aac")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		watchdog(t, func() {
 			src := memSource(data)
@@ -28,6 +28,9 @@ func FuzzM4AInfo(f *testing.F) {
 			if len(tags.Title) > 512 || len(tags.Artist) > 512 || len(tags.Album) > 512 {
 				t.Errorf("tag values of %d, %d, %d bytes", len(tags.Title), len(tags.Artist), len(tags.Album))
 			}
+			src = memSource(data)
+			src.budget(openBudget(src.size))
+			check(t, contain("open", func() error { _, err := adtsNotice(src); return err }))
 			src = memSource(data)
 			src.budget(openBudget(src.size))
 			var chapters []Chapter

@@ -3,10 +3,12 @@ package decode
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/storybox/storybox/services/playerd/internal/decode/aac"
 	"github.com/storybox/storybox/services/playerd/internal/decode/aac/aactest"
 )
 
@@ -162,5 +164,34 @@ func TestChapters(t *testing.T) {
 	}
 	if _, _, err := Open(ChapterPath(path, 4)); err == nil {
 		t.Error("a fourth chapter opened")
+	}
+}
+
+// An HE-AAC ADTS file is reported by the scan as playing its core.
+func TestADTSHEAACNotice(t *testing.T) {
+	data := fixture(t, "tone.aac")
+	var he []byte
+	for off := 0; off+7 <= len(data); {
+		h, err := aac.ParseADTS(data[off:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := withSBRFill(data[off+h.HeaderLength : off+h.FrameLength])
+		he = append(append(he, adtsHeader(data[off:off+7], len(raw))...), raw...)
+		off += h.FrameLength
+	}
+	dir := t.TempDir()
+	for name, file := range map[string][]byte{"he.aac": he, "lc.aac": data} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := ReadInfo(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if he := strings.Contains(info.Notice, "HE-AAC: plays its AAC-LC core at 44100 Hz"); he != (name == "he.aac") {
+			t.Errorf("%s: notice %q", name, info.Notice)
+		}
 	}
 }

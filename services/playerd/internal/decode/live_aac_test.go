@@ -97,13 +97,7 @@ func TestLiveHEAACNotice(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw := withSBRFill(data[off+h.HeaderLength : off+h.FrameLength])
-		head := append([]byte(nil), data[off:off+7]...)
-		head[1] |= 1 // no CRC
-		n := len(raw) + 7
-		head[3] = head[3]&^3 | byte(n>>11)
-		head[4] = byte(n >> 3)
-		head[5] = head[5]&0x1f | byte(n&7)<<5
-		he = append(append(he, head...), raw...)
+		he = append(append(he, adtsHeader(data[off:off+7], len(raw))...), raw...)
 		off += h.FrameLength
 	}
 	l, err := OpenLive(stream{bytes.NewReader(he)}, "audio/aacp")
@@ -138,4 +132,15 @@ func withSBRFill(raw []byte) []byte {
 		j++
 	}
 	return out[:j]
+}
+
+// adtsHeader is a copy of a 7-byte ADTS header for a raw block of n bytes.
+func adtsHeader(h []byte, n int) []byte {
+	head := append([]byte(nil), h[:7]...)
+	head[1] |= 1 // no CRC
+	n += 7
+	head[3] = head[3]&^3 | byte(n>>11)
+	head[4] = byte(n >> 3)
+	head[5] = head[5]&0x1f | byte(n&7)<<5
+	return head
 }

@@ -127,15 +127,18 @@ func ReadInfo(path string) (Info, error) {
 	if info.Tags, err = readTagsFrom(src); err != nil {
 		info.TagErr = fmt.Errorf("tags %s: %w", filepath.Base(path), err)
 	}
-	if isMP4(src) {
-		src.budget(openBudget(src.size))
-		err := contain("open", func() (err error) {
+	src.budget(openBudget(src.size))
+	err = contain("open", func() (err error) {
+		switch {
+		case isMP4(src):
 			_, info.Chapters, _, info.Notice, err = mp4Info(src)
-			return err
-		})
-		if err != nil {
-			return Info{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+		case isADTS(src):
+			info.Notice, err = adtsNotice(src)
 		}
+		return err
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return info, nil
 }
