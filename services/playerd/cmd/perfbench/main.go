@@ -145,12 +145,12 @@ func run(o options) error {
 	for _, f := range formats {
 		share = append(share, fmt.Sprintf("%.0f %%", 100*alone[f]/pd.cpu[f]))
 	}
-	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis: %s (%s of playerd's figure).\n",
+	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis / AAC (M4A): %s (%s of playerd's figure).\n",
 		perFormatOf(alone), strings.Join(share, " / "))
 	return nil
 }
 
-// perFormatOf prints a figure per format, MP3 / FLAC / Vorbis.
+// perFormatOf prints a figure per format, MP3 / FLAC / Vorbis / AAC.
 func perFormatOf(v map[string]float64) string {
 	var s []string
 	for _, f := range formats {
