@@ -120,14 +120,11 @@ func (l *Live) open(contentType string) error {
 		l.ogg, l.format = o, beep.Format{SampleRate: beep.SampleRate(o.rate), NumChannels: 2, Precision: 2}
 		return nil
 	case kind == "aac", kind == "mp4", aacType && kind != "mp3" && kind != "ogg":
-		a, err := openAACLive(l.br, kind == "mp4")
-		if err != nil {
-			return err
-		}
-		l.aac, l.format = a, beep.Format{SampleRate: beep.SampleRate(a.cfg.SampleRate), NumChannels: a.cfg.OutputChannels(), Precision: 2}
-		return nil
+		return l.openAAC(kind == "mp4")
 	case kind == "mp3", mt == "audio/mpeg", mt == "audio/mp3", mt == "audio/mpeg3", l.mpegSync() >= 0:
 		return l.openMP3()
+	case l.adtsSync():
+		return l.openAAC(false) // joined mid-frame, from a server that names no type
 	case bytes.HasPrefix(head, []byte("fLaC")):
 		return fault.New(fault.Unsupported, "FLAC streams cannot be played (the box decodes MP3, AAC, Ogg Vorbis and Ogg Opus)")
 	case bytes.HasPrefix(head, []byte("<")) || strings.HasPrefix(mt, "text/"):

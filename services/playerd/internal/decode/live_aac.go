@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/gopxl/beep/v2"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/decode/aac"
 	"github.com/storybox/storybox/services/playerd/internal/decode/mp4"
@@ -75,6 +76,17 @@ func openAACLive(br *bufio.Reader, isMP4 bool) (*aacLive, error) {
 // the bytes a reader buffers.
 func (a *aacLive) syncADTS() error {
 	buf, _ := a.br.Peek(a.br.Size())
+	i := findADTS(buf)
+	if i < 0 {
+		return fmt.Errorf("%w: no ADTS frames in the first %d bytes", ErrCorrupt, len(buf))
+	}
+	_, err := a.br.Discard(i)
+	return err
+}
+
+// findADTS is where the first of two ADTS headers a frame apart starts in
+// buf, or -1: a stream joined mid-frame has junk before its first frame.
+func findADTS(buf []byte) int {
 	for i := 0; i+aac.ADTSHeaderSize <= len(buf); i++ {
 		h, err := aac.ParseADTS(buf[i:])
 		if err != nil {
@@ -84,13 +96,11 @@ func (a *aacLive) syncADTS() error {
 		if j+aac.ADTSHeaderSize > len(buf) {
 			continue
 		}
-		if g, err := aac.ParseADTS(buf[j:]); err != nil || g.Config != h.Config {
-			continue
+		if g, err := aac.ParseADTS(buf[j:]); err == nil && g.Config == h.Config {
+			return i
 		}
-		_, err = a.br.Discard(i)
-		return err
 	}
-	return fmt.Errorf("%w: no ADTS frames in the first %d bytes", ErrCorrupt, len(buf))
+	return -1
 }
 
 func (a *aacLive) stream(out [][2]float64) (int, bool) {
@@ -309,4 +319,19 @@ func (s *sparse) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: a part of the MP4 stream that was not kept", ErrCorrupt)
+}
+
+// adtsSync reports ADTS frames in the bytes ahead.
+func (l *Live) adtsSync() bool {
+	buf, _ := l.br.Peek(l.br.Size())
+	return findADTS(buf) >= 0
+}
+
+func (l *Live) openAAC(isMP4 bool) error {
+	a, err := openAACLive(l.br, isMP4)
+	if err != nil {
+		return err
+	}
+	l.aac, l.format = a, beep.Format{SampleRate: beep.SampleRate(a.cfg.SampleRate), NumChannels: a.cfg.OutputChannels(), Precision: 2}
+	return nil
 }

@@ -26,7 +26,7 @@ func TestLiveADTS(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType string
 		from              int
-	}{{"aacp", "audio/aacp", 0}, {"no type", "", 0}, {"joined mid-frame", "audio/aac", 100}} {
+	}{{"aacp", "audio/aacp", 0}, {"no type", "", 0}, {"joined mid-frame", "audio/aac", 100}, {"joined mid-frame, no type", "", 100}} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := OpenLive(stream{bytes.NewReader(data[tc.from:])}, tc.contentType)
 			if err != nil {
