@@ -24,6 +24,12 @@ APT_PACKAGES := ca-certificates
 ADMINUI_PACKAGES := chromium fonts-dejavu-core
 APT_PACKAGES += $(ADMINUI_PACKAGES)
 
+# The AAC decoder's tests make their corpus with Debian's ffmpeg (its
+# native AAC encoder) and compare with its decoding; ffmpeg is a test oracle
+# and never ships. `unit` requires it, so a missing one fails.
+AAC_PACKAGES := ffmpeg
+APT_PACKAGES += $(AAC_PACKAGES)
+
 # apt-install installs the packages of $(1) that are missing. Only root
 # installs (CI); anyone else is told the command to run: no target calls
 # sudo.
@@ -109,7 +115,7 @@ check:
 	$(BIN)/staticcheck ./...
 
 unit:
-	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 $(GO) test -race -count=1 ./...
+	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 $(GO) test -race -count=1 ./...
 
 integration:
 
@@ -145,7 +151,7 @@ bench-flood: build
 # into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
 # older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
 # 15 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS="-seconds=5 -repeat=1"` is quick.
-BENCH_PACKAGES := sox lame flac vorbis-tools mpd
+BENCH_PACKAGES := sox lame flac vorbis-tools mpd ffmpeg
 BENCH_LIBRARY  ?= 10000
 BENCH_BASELINE ?=
 BENCH_FLAGS    ?=
@@ -153,6 +159,7 @@ BENCH_FLAGS    ?=
 bench: build
 	$(call apt-install,$(BENCH_PACKAGES))
 	$(GO) test -run '^$$' -bench DecodeAlone -benchtime 50x ./services/playerd/internal/decode/
+	STORYBOX_REQUIRE_FFMPEG=1 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/decode/aac/
 	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd -mpd $$(command -v mpd) \
 		-library $(BENCH_LIBRARY) -libdir $(CURDIR)/build/bench/library \
 		$(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_FLAGS)
@@ -195,8 +202,9 @@ integration: test-speech
 
 # ---------------------------------------------------------------------- fuzz
 # Media files and streams are untrusted: each decoder (wav, mp3, flac, ogg
-# vorbis, ogg opus, and the live stream path) and the tag reader is fuzzed
-# behind the boundary in internal/decode, from real seed files
+# vorbis, ogg opus, AAC in ADTS and MP4, and the live stream path) and the
+# tag reader is fuzzed behind the boundary in internal/decode, the AAC
+# decoder and the MP4 reader also on their own, from real seed files
 # (testdata/seed); so are what radio servers and podcast feeds send: the ICY
 # demuxer, stream titles, playlists (internal/stream) and feeds
 # (internal/podcast). Address space is limited so that an allocation a Pi
@@ -212,7 +220,9 @@ integration: test-speech
 FUZZTIME    ?=
 FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:20000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
 	decode:FuzzOpus:150000 decode:FuzzTags:150000 decode:FuzzDuration:100000 decode:FuzzLive:10000 \
-	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000
+	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000 \
+	decode:FuzzADTS:50000 decode:FuzzM4A:50000 decode:FuzzAACInfo:50000 decode:FuzzLiveAAC:20000 \
+	decode/aac:FuzzDecoder:100000 decode/mp4:FuzzBoxes:100000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \

@@ -16,8 +16,8 @@
 //	go build -o /tmp/playerd ./services/playerd
 //	go run ./services/playerd/cmd/perfbench -playerd /tmp/playerd -mpd /usr/bin/mpd -library 10000
 //
-// The test tracks are made with sox, lame, flac, metaflac and oggenc (Debian
-// packages sox, lame, flac, vorbis-tools).
+// The test tracks are made with sox, lame, flac, metaflac, oggenc and ffmpeg
+// (Debian packages sox, lame, flac, vorbis-tools, ffmpeg: its AAC encoder).
 package main
 
 import (
@@ -62,7 +62,7 @@ func main() {
 	}
 }
 
-var formats = []string{"mp3", "flac", "ogg"}
+var formats = []string{"mp3", "flac", "ogg", "m4a"}
 
 // idleWait is how long after stopping idle memory is read, for both
 // programs: playerd hands back what playing left behind at its first idle
@@ -145,12 +145,12 @@ func run(o options) error {
 	for _, f := range formats {
 		share = append(share, fmt.Sprintf("%.0f %%", 100*alone[f]/pd.cpu[f]))
 	}
-	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis: %s (%s of playerd's figure).\n",
+	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis / AAC (M4A): %s (%s of playerd's figure).\n",
 		perFormatOf(alone), strings.Join(share, " / "))
 	return nil
 }
 
-// perFormatOf prints a figure per format, MP3 / FLAC / Vorbis.
+// perFormatOf prints a figure per format, MP3 / FLAC / Vorbis / AAC.
 func perFormatOf(v map[string]float64) string {
 	var s []string
 	for _, f := range formats {

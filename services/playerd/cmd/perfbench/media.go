@@ -34,6 +34,8 @@ func makeMedia(media string, seconds int) error {
 			err = sh("flac", "--silent", "-o", out, wav)
 		case "ogg":
 			err = sh("oggenc", "--quiet", "-q", "4", "-t", "Track", "-o", out, wav)
+		case "m4a":
+			err = sh("ffmpeg", "-loglevel", "error", "-nostdin", "-y", "-i", wav, "-c:a", "aac", "-b:a", "128k", "-metadata", "title=Track", out)
 		}
 		if err != nil {
 			return err

@@ -65,7 +65,7 @@ func printTable(w io.Writer, o options, before, pd, md *figures) {
 	if md != nil {
 		mpd48 = md.cpu
 	}
-	row("CPU s per audio s, MP3 / FLAC / Vorbis (MPD resampling to 48 kHz)",
+	row("CPU s per audio s, MP3 / FLAC / Vorbis / AAC (MPD resampling to 48 kHz)",
 		func(f *figures) string { return perFormat(func(fm string) float64 { return f.cpu[fm] }) },
 		cpuRatio(mpd48))
 	if md != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -21,6 +22,7 @@ var ErrUnsupported = fault.New(fault.Unsupported, "unsupported audio format")
 // Extensions lists the file extensions the library treats as audio.
 var Extensions = map[string]bool{
 	".mp3": true, ".flac": true, ".ogg": true, ".oga": true, ".opus": true, ".wav": true,
+	".m4a": true, ".m4b": true, ".aac": true,
 }
 
 // IsAudio reports whether name has an audio extension.
@@ -31,11 +33,20 @@ func IsAudio(name string) bool { return Extensions[strings.ToLower(filepath.Ext(
 // decoder runs behind the boundary in guard.go: a damaged or hostile file
 // gives an error (ErrCorrupt, ErrBudget, ErrUnsupported), here or later from
 // the stream's Err or Seek, never a panic.
+//
+// A path made by ChapterPath opens that chapter of an audiobook: a stream of
+// the chapter alone.
 func Open(path string) (beep.StreamSeekCloser, beep.Format, error) {
 	src, err := openSource(path)
+	chapter := 0
+	if file, n, ok := splitChapter(path); ok && errors.Is(err, fs.ErrNotExist) {
+		src, err = openSource(file)
+		chapter = n
+	}
 	if err != nil {
 		return nil, beep.Format{}, fmt.Errorf("decode: %w", err)
 	}
+	src.chapter = chapter
 	g, format, err := open(src)
 	if err != nil {
 		src.Close()
@@ -89,7 +100,14 @@ func openFile(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 	case "opus":
 		return openOpus(src)
 	case "mp3":
+		if adtsAfterID3(src) {
+			return openADTS(src)
+		}
 		return openMP3(src)
+	case "aac":
+		return openADTS(src)
+	case "mp4":
+		return openMP4(src, src.chapter)
 	}
 	return nil, beep.Format{}, ErrUnsupported
 }
@@ -110,6 +128,10 @@ func sniff(h []byte) string {
 		return ""
 	case bytes.HasPrefix(h, []byte("ID3")):
 		return "mp3"
+	case len(h) >= 8 && string(h[4:8]) == "ftyp":
+		return "mp4"
+	case len(h) >= 2 && h[0] == 0xFF && h[1]&0xF6 == 0xF0:
+		return "aac" // ADTS: MPEG sync with layer 0
 	case len(h) >= 2 && h[0] == 0xFF && h[1]&0xE0 == 0xE0:
 		return "mp3" // MPEG audio frame sync without an ID3 tag
 	}

@@ -122,7 +122,7 @@ func TestRefusesWhatIsNotAudio(t *testing.T) {
 }
 
 func TestIsAudio(t *testing.T) {
-	for name, want := range map[string]bool{"a.MP3": true, "b.opus": true, "c.jpg": false, "d": false, "e.m4a": false} {
+	for name, want := range map[string]bool{"a.MP3": true, "b.opus": true, "c.jpg": false, "d": false, "e.m4a": true, "f.M4B": true, "g.aac": true, "h.wma": false} {
 		if IsAudio(name) != want {
 			t.Errorf("IsAudio(%q) = %v", name, !want)
 		}

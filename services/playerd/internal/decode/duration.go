@@ -75,6 +75,9 @@ func headerDuration(src *source) (d float64, ok bool, err error) {
 		return flacDuration(src)
 	case "vorbis":
 		return vorbisDuration(src)
+	case "mp4":
+		_, _, d, _, err := mp4Info(src)
+		return d, err == nil, err
 	}
 	return 0, false, nil
 }

@@ -103,6 +103,7 @@ type source struct {
 	deadline time.Time
 	spent    bool
 	closed   bool
+	chapter  int // of an audiobook, from 1; 0 for the whole file
 }
 
 // file is an open media file; tests and fuzzing use bytes in memory.

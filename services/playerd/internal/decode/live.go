@@ -19,11 +19,6 @@ import (
 // decoder call contained, every read charged to a budget, the output
 // checked.
 
-// ErrAAC reports an AAC or HE-AAC stream. No permissively licensed pure-Go
-// AAC decoder exists (the pure-Go ones are GPL or LGPL, or decode AAC-LC
-// only, while most AAC stations send HE-AAC), so the box cannot play it.
-var ErrAAC = fault.New(fault.Unsupported, "AAC and HE-AAC streams cannot be played (the box decodes MP3, Ogg Vorbis and Ogg Opus)")
-
 // Budgets of one Stream call on a live stream. The network's own read
 // deadline ends a stalled server long before the time runs out; the bytes
 // allow for a new Ogg link's headers within a call.
@@ -45,6 +40,7 @@ type Live struct {
 	format beep.Format
 	mp3    beep.StreamSeekCloser
 	ogg    *oggLive
+	aac    *aacLive
 	err    error
 	ended  bool
 }
@@ -79,7 +75,7 @@ func (s *liveSource) Read(p []byte) (int, error) {
 
 // OpenLive starts decoding r. contentType is what the server said it sends
 // (may be empty); the content decides, except that a server announcing AAC
-// is believed.
+// is believed where the content is not plainly something else.
 func OpenLive(r io.Reader, contentType string) (*Live, error) {
 	src := &liveSource{r: r}
 	l := &Live{src: src, br: bufio.NewReaderSize(src, liveBuffer)}
@@ -99,9 +95,12 @@ func OpenLive(r io.Reader, contentType string) (*Live, error) {
 
 func (l *Live) open(contentType string) error {
 	mt, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(contentType)), ";")
+	aacType := false
 	switch strings.TrimSpace(mt) {
-	case "audio/aac", "audio/aacp", "audio/x-aac", "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/mp4a-latm", "audio/x-hx-aac-adts":
-		return ErrAAC
+	case "audio/aac", "audio/aacp", "audio/x-aac", "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/x-hx-aac-adts":
+		aacType = true
+	case "audio/mp4a-latm":
+		return fault.New(fault.Unsupported, "AAC in LATM cannot be played (the box decodes AAC in ADTS and MP4, MP3, Ogg Vorbis and Ogg Opus)")
 	case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
 		return fault.New(fault.Unsupported, "a playlist is not audio")
 	}
@@ -120,20 +119,22 @@ func (l *Live) open(contentType string) error {
 		}
 		l.ogg, l.format = o, beep.Format{SampleRate: beep.SampleRate(o.rate), NumChannels: 2, Precision: 2}
 		return nil
-	case kind == "aac":
-		return ErrAAC
+	case kind == "aac", kind == "mp4", aacType && kind != "mp3" && kind != "ogg":
+		return l.openAAC(kind == "mp4")
 	case kind == "mp3", mt == "audio/mpeg", mt == "audio/mp3", mt == "audio/mpeg3", l.mpegSync() >= 0:
 		return l.openMP3()
+	case l.adtsSync():
+		return l.openAAC(false) // joined mid-frame, from a server that names no type
 	case bytes.HasPrefix(head, []byte("fLaC")):
-		return fault.New(fault.Unsupported, "FLAC streams cannot be played (the box decodes MP3, Ogg Vorbis and Ogg Opus)")
+		return fault.New(fault.Unsupported, "FLAC streams cannot be played (the box decodes MP3, AAC, Ogg Vorbis and Ogg Opus)")
 	case bytes.HasPrefix(head, []byte("<")) || strings.HasPrefix(mt, "text/"):
 		return fault.New(fault.Unsupported, "the server sent a web page, not audio")
 	}
-	return fault.New(fault.Unsupported, "not an audio stream the box can play (it decodes MP3, Ogg Vorbis and Ogg Opus)")
+	return fault.New(fault.Unsupported, "not an audio stream the box can play (it decodes MP3, AAC, Ogg Vorbis and Ogg Opus)")
 }
 
 // sniffLive names the format of a stream's first bytes: "ogg", "mp3", "aac"
-// or "".
+// (ADTS), "mp4" or "".
 func sniffLive(h []byte) string {
 	switch {
 	case bytes.HasPrefix(h, []byte("OggS")):
@@ -141,7 +142,7 @@ func sniffLive(h []byte) string {
 	case bytes.HasPrefix(h, []byte("ID3")):
 		return "mp3"
 	case len(h) >= 8 && string(h[4:8]) == "ftyp":
-		return "aac" // MP4: AAC or ALAC, neither of which the box decodes
+		return "mp4"
 	case len(h) >= 2 && h[0] == 0xFF && h[1]&0xF6 == 0xF0:
 		return "aac" // ADTS: MPEG sync with layer 0
 	case len(h) >= 4 && mpegHeader(h):
@@ -254,6 +255,10 @@ func (l *Live) Stream(samples [][2]float64) (n int, ok bool) {
 			n, ok = l.ogg.stream(samples)
 			return l.ogg.err
 		}
+		if l.aac != nil {
+			n, ok = l.aac.stream(samples)
+			return l.aac.err
+		}
 		n, ok = l.mp3.Stream(samples)
 		return l.mp3.Err()
 	})
@@ -282,6 +287,15 @@ func (l *Live) Err() error { return l.err }
 // Consumed counts the bytes of the stream the decoder has taken so far; the
 // caller maps positions in the byte stream (an ICY title) to samples with it.
 func (l *Live) Consumed() int64 { return l.src.read - int64(l.br.Buffered()) }
+
+// Notice says how the stream plays when that is less than it carries: an
+// HE-AAC station plays its AAC-LC core. "" otherwise.
+func (l *Live) Notice() string {
+	if l.aac == nil {
+		return ""
+	}
+	return l.aac.notice()
+}
 
 // Title is the stream title from the current Ogg link's comments ("Artist
 // - Title"), or "" when there is none; it changes at each new link.

@@ -9,12 +9,12 @@ import (
 
 // Probe is what a look into an audio file found.
 type Probe struct {
-	Format   string  // flac, wav, vorbis, opus or mp3
-	Ext      string  // the extension files of this format take: .flac, .wav, .ogg, .opus, .mp3
+	Format   string  // flac, wav, vorbis, opus, mp3, aac (ADTS) or mp4
+	Ext      string  // the extension files of this format take: .flac, .wav, .ogg, .opus, .mp3, .aac, .m4a
 	Duration float64 // seconds
 }
 
-var formatExt = map[string]string{"flac": ".flac", "wav": ".wav", "vorbis": ".ogg", "opus": ".opus", "mp3": ".mp3"}
+var formatExt = map[string]string{"flac": ".flac", "wav": ".wav", "vorbis": ".ogg", "opus": ".opus", "mp3": ".mp3", "aac": ".aac", "mp4": ".m4a"}
 
 // probeFrames is how much is decoded to believe a file plays: a second.
 const probeFrames = 48000
@@ -36,6 +36,9 @@ func ProbeFile(f *os.File) (Probe, error) {
 		return Probe{}, fmt.Errorf("decode: %w", err)
 	}
 	kind := sniff(head[:n])
+	if kind == "mp3" && adtsAfterID3(src) {
+		kind = "aac"
+	}
 	if kind == "" {
 		src.Close()
 		return Probe{}, ErrUnsupported

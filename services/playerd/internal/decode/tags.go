@@ -56,6 +56,24 @@ func readTagsFrom(src *source) (Tags, error) {
 	src.budget(tagBytes, tagTime)
 	var t Tags
 	err := contain("tags", func() error {
+		if isMP4(src) {
+			mt, _, _, _, err := mp4Info(src)
+			if err != nil {
+				return err
+			}
+			artist := mt.Artist
+			if artist == "" {
+				artist = mt.AlbumArtist
+			}
+			t.Title, t.Artist, t.Album = clean(mt.Title), clean(artist), clean(mt.Album)
+			if len(mt.Cover) > 0 {
+				t.Picture = &Picture{MIMEType: mt.CoverMIME, Data: mt.Cover}
+			}
+			if t.Title == "" && t.Artist == "" && t.Album == "" && t.Picture == nil {
+				return ErrNoTags
+			}
+			return nil
+		}
 		m, err := readTags(src)
 		if err != nil {
 			return err
@@ -79,6 +97,11 @@ func readTagsFrom(src *source) (Tags, error) {
 type Info struct {
 	Duration float64 // seconds
 	Tags     Tags
+	// Chapters are an audiobook's (M4B) chapters, nil for other files.
+	Chapters []Chapter
+	// Notice says how the file plays when that is less than it holds (an
+	// HE-AAC file plays its AAC-LC core); "" otherwise.
+	Notice string
 	// TagErr is why the tags could not be read (ErrNoTags when there are
 	// none); the file plays all the same.
 	TagErr error
@@ -104,7 +127,27 @@ func ReadInfo(path string) (Info, error) {
 	if info.Tags, err = readTagsFrom(src); err != nil {
 		info.TagErr = fmt.Errorf("tags %s: %w", filepath.Base(path), err)
 	}
+	src.budget(openBudget(src.size))
+	err = contain("open", func() (err error) {
+		switch {
+		case isMP4(src):
+			_, info.Chapters, _, info.Notice, err = mp4Info(src)
+		case isADTS(src):
+			info.Notice, err = adtsNotice(src)
+		}
+		return err
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
 	return info, nil
+}
+
+// isMP4 tells an MP4 file by its first box.
+func isMP4(src *source) bool {
+	var h [12]byte
+	n, _ := src.ReadAt(h[:], 0)
+	return sniff(h[:n]) == "mp4"
 }
 
 // clean keeps a tag value fit for display: trimmed and of bounded length.

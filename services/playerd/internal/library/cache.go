@@ -18,6 +18,17 @@ type fileInfo struct {
 	// is not read again at every scan.
 	Error    string `json:"error,omitempty"`
 	TagError string `json:"tag_error,omitempty"`
+	// Notice: the file plays, with less than it holds (HE-AAC's core);
+	// the scan reports it as a problem of the file.
+	Notice string `json:"notice,omitempty"`
+	// Chapters of an audiobook (M4B): the folder lists each as a track.
+	Chapters []chapterInfo `json:"chapters,omitempty"`
+}
+
+type chapterInfo struct {
+	Title string  `json:"title"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 }
 
 // cacheVersion 2: version 1 listed files whose decoder failed, without the

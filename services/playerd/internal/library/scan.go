@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -256,11 +257,15 @@ func (s *scanner) build(p pendingFolder) {
 		if title == "" {
 			title = strings.TrimSuffix(pf.name, filepath.Ext(pf.name))
 		}
-		f.Tracks = append(f.Tracks, Track{
-			ID: ID(pf.rel), Title: title, Artist: s.intern(info.Artist), Album: s.intern(info.Album),
-			Duration: info.Duration, Provider: "local", ResumePolicy: "position",
-			Path: pf.path, rel: pf.rel,
-		})
+		if len(info.Chapters) > 1 {
+			f.Tracks = append(f.Tracks, chapterTracks(s, pf, info)...)
+		} else {
+			f.Tracks = append(f.Tracks, Track{
+				ID: ID(pf.rel), Title: title, Artist: s.intern(info.Artist), Album: s.intern(info.Album),
+				Duration: info.Duration, Provider: "local", ResumePolicy: "position",
+				Path: pf.path, rel: pf.rel,
+			})
+		}
 		if f.coverTrack == "" && info.Picture {
 			f.coverTrack = pf.path
 		}
@@ -274,6 +279,23 @@ func (s *scanner) build(p pendingFolder) {
 	}
 	s.stats.Tracks += len(f.Tracks)
 	s.folders = append(s.folders, f)
+}
+
+// chapterTracks lists an audiobook's chapters as tracks of their own: a
+// child skips through them like the tracks of an album, and each resumes
+// where it stopped. A chapter's ID and path carry its number after the
+// file's (decode.ChapterPath), so decode.Open plays that chapter alone.
+func chapterTracks(s *scanner, pf *pendingFile, info fileInfo) []Track {
+	tracks := make([]Track, 0, len(info.Chapters))
+	for i, c := range info.Chapters {
+		n := strconv.Itoa(i + 1)
+		tracks = append(tracks, Track{
+			ID: ID(pf.rel + "#" + n), Title: c.Title, Artist: s.intern(info.Artist), Album: s.intern(info.Album),
+			Duration: c.End - c.Start, Provider: "local", ResumePolicy: "position",
+			Path: decode.ChapterPath(pf.path, i+1), rel: pf.rel + "#" + n,
+		})
+	}
+	return tracks
 }
 
 // intern shares one copy of a name many tracks carry (an artist, an
@@ -313,6 +335,9 @@ func (s *scanner) probe(f *pendingFile) (fileInfo, bool) {
 	if info.TagError != "" {
 		s.problem(f.rel, info.TagError)
 	}
+	if info.Notice != "" {
+		s.problem(f.rel, info.Notice)
+	}
 	return info, true
 }
 
@@ -326,7 +351,10 @@ func read(path string, size, mtime int64) fileInfo {
 		info.Error = err.Error()
 		return info
 	}
-	info.Duration = fi.Duration
+	info.Duration, info.Notice = fi.Duration, fi.Notice
+	for _, c := range fi.Chapters {
+		info.Chapters = append(info.Chapters, chapterInfo{Title: c.Title, Start: c.Start, End: c.End})
+	}
 	switch t := fi.Tags; {
 	case errors.Is(fi.TagErr, decode.ErrNoTags):
 	case fi.TagErr != nil:

@@ -94,6 +94,9 @@ func (p *Player) remoteStatus(st *Status) {
 	if st.Live {
 		st.NowPlaying = r.Title()
 	}
+	if n, ok := r.(interface{ Notice() string }); ok {
+		st.Notice = n.Notice()
+	}
 	if p.state != Playing || len(p.clips) > 0 {
 		return
 	}

@@ -91,6 +91,9 @@ type Status struct {
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
 	Error      string      `json:"error,omitempty"`
+	// Notice says a station plays less than it sends: an HE-AAC station
+	// plays its AAC-LC core.
+	Notice string `json:"notice,omitempty"`
 	// Jumps counts the times a track was opened or the position moved by
 	// a command rather than by playing (seek, previous restarting the
 	// track): the event feed tells clients, which extrapolate the
@@ -108,7 +111,7 @@ func SamePlayback(a, b Status) bool {
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Jumps == b.Jumps && a.Live == b.Live
+		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
 }
 
 func sameString(a, b *string) bool {

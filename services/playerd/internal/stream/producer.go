@@ -176,7 +176,7 @@ func (s *Source) session(ctx context.Context, gen int, at *resume) (int, error) 
 		src = resample.New(resampleQuality, format.SampleRate, beep.SampleRate(s.opts.Rate), live)
 	}
 	buf := make([][2]float64, chunk)
-	produced, oggTitle := 0, ""
+	produced, oggTitle, notice := 0, "", ""
 	start := c.offset
 	for {
 		n, ok := src.Stream(buf)
@@ -201,6 +201,10 @@ func (s *Source) session(ctx context.Context, gen int, at *resume) (int, error) 
 		}
 		produced += len(frames)
 		at.media += float64(len(frames)) / float64(s.opts.Rate)
+		if n := live.Notice(); n != notice {
+			notice = n
+			s.settle(gen, func() { s.notice = n })
+		}
 		if !s.opts.Live && at.mp3 {
 			at.offset = start + live.Consumed()
 		}

@@ -107,6 +107,7 @@ type Source struct {
 	segs    []seg // what Stream gave lately, for Back
 	marks   []mark
 	title   *string
+	notice  string        // how the stream plays, when less than it sends (decode.Live.Notice)
 	space   chan struct{} // the player made room in the buffer
 	stats   Stats
 }
@@ -285,6 +286,14 @@ func (s *Source) Title() *string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.title
+}
+
+// Notice says how the stream plays when that is less than it sends: an
+// HE-AAC station plays its AAC-LC core. "" otherwise.
+func (s *Source) Notice() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notice
 }
 
 // Health says what the listener hears: buffering (the buffer is filling),

@@ -33,3 +33,24 @@ flac -s -f --no-padding -b 256 -T "TITLE=Ton A" -T "ARTIST=storybox" --picture=c
 oggenc -Q -q -1 -t "Ton A" -a "storybox" -o seed/tone.ogg short.wav
 opusenc --quiet --bitrate 8 --title "Ton A" --picture cover.png short.wav seed/tone.opus
 rm short.wav cover.png
+
+# AAC (ffmpeg's native encoder, without noise substitution so that seeking
+# tests can compare samples): ADTS, and M4A with tags and a cover; the
+# seed M4B has three chapters too (Nero and a QuickTime chapter track).
+sox -n -r 44100 -b 16 -c 2 tone44k.wav synth 2 sine 440 sine 660 gain -6
+ffmpeg -hide_banner -loglevel error -y -i tone44k.wav -c:a aac -b:a 96k -aac_pns 0 tone.aac
+ffmpeg -hide_banner -loglevel error -y -i tone44k.wav -c:a aac -b:a 96k -aac_pns 0 -metadata title="Ton A" -metadata artist=storybox -metadata album=Fixtures tone.m4a
+rm tone44k.wav
+python3 - <<'PY'
+import struct, zlib
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x80\x00")) + chunk(b"IEND", b"")
+open("cover.png", "wb").write(png)
+open("chapters.txt", "w").write(";FFMETADATA1\ntitle=Ton A\nartist=storybox\n" + "".join(
+    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=%d\nEND=%d\ntitle=Kapitel %d\n" % (i * 100, i * 100 + 100, i + 1) for i in range(3)))
+PY
+sox -n -r 8000 -b 16 -c 2 short.wav synth 0.3 sine 440 sine 660 gain -6
+ffmpeg -hide_banner -loglevel error -y -i short.wav -c:a aac -b:a 16k seed/tone.aac
+ffmpeg -hide_banner -loglevel error -y -i short.wav -i chapters.txt -i cover.png -map 0:a -map 2 -map_metadata 1 -map_chapters 1 \
+	-c:a aac -b:a 16k -c:v copy -disposition:v attached_pic -f ipod seed/tone.m4b
+rm short.wav cover.png chapters.txt

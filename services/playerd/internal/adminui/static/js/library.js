@@ -71,7 +71,7 @@ export function render({ api }) {
 
   // Upload.
   const upErr = errorBox(), upOk = okBox();
-  const files = el('input', { type: 'file', id: 'upload-files', multiple: true, accept: 'audio/*,.mp3,.flac,.ogg,.opus,.wav' });
+  const files = el('input', { type: 'file', id: 'upload-files', multiple: true, accept: 'audio/*,.mp3,.flac,.ogg,.opus,.wav,.m4a,.m4b,.aac' });
   const totalBar = el('progress', { id: 'upload-total', max: 1, value: 0, hidden: true });
   const perFile = el('ul', { class: 'list', id: 'upload-list' });
   const go = el('button', { type: 'submit', class: 'primary', id: 'upload-submit' }, t('library.upload'));
