@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/storybox/storybox/services/internal/supervise"
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
@@ -88,7 +88,7 @@ func (ha *homeAutomation) serve(d hav1.Deps) {
 }
 
 // start serves the API and keeps its certificate current until ctx ends.
-func (ha *homeAutomation) start(ctx context.Context, sup *supervise.Group, log *slog.Logger) {
+func (ha *homeAutomation) start(ctx context.Context, sup *daemon.Group, log *slog.Logger) {
 	id := ha.srv.Identity()
 	if ha.ln != nil {
 		log.Info("home-automation API ready", "listen", ha.ln.Addr().String(), "fingerprint", id.Fingerprint())
@@ -117,7 +117,7 @@ func (ha *homeAutomation) start(ctx context.Context, sup *supervise.Group, log *
 
 // announce has netd, the box's one mDNS responder, announce the API as
 // _mupibox._tcp (Home Assistant's discovery) for as long as ctx lasts.
-func (ha *homeAutomation) announce(ctx context.Context, sup *supervise.Group, on bool, netd *netclient.Client, log *slog.Logger) {
+func (ha *homeAutomation) announce(ctx context.Context, sup *daemon.Group, on bool, netd *netclient.Client, log *slog.Logger) {
 	switch {
 	case !on:
 		return

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/storybox/storybox/services/internal/supervise"
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
@@ -64,7 +64,7 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 	// a power request ends them all.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sup := supervise.New(log)
+	sup := daemon.NewGroup(log)
 	sup.Essential(ctx, "core", core.Run)
 	s.start(ctx, sup, ln)
 	if h.onStart != nil {

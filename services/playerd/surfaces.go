@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/bootfs"
-	"github.com/storybox/storybox/services/internal/supervise"
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/box"
@@ -133,7 +133,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 
 // start runs the surfaces under sup until ctx ends; ln is the API's
 // listener, nil when the first listen failed.
-func (s *surfaces) start(ctx context.Context, sup *supervise.Group, ln net.Listener) {
+func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener) {
 	cfg := s.cfg
 	sup.Restarting(ctx, "display", s.display.Run)
 	sup.Restarting(ctx, "input", s.input.Run)

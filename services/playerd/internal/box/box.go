@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/playerd/internal/backup"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
@@ -327,16 +328,8 @@ func (b *Box) scanLibrary(ctx context.Context) {
 // directory missing or unreadable, say, on a card being replaced) until one
 // completes, so the library comes back without a restart.
 func (b *Box) scanUntilDone(ctx context.Context) {
-	wait := time.Second
-	for !b.lib.Scanned() {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		wait = min(2*wait, 5*time.Minute)
+	retry := daemon.Backoff{Max: 5 * time.Minute}
+	for !b.lib.Scanned() && retry.Wait(ctx) {
 		if stats, err := b.lib.Scan(); err == nil || b.lib.Scanned() {
 			b.log.Info("library scanned after all", "folders", stats.Folders, "tracks", stats.Tracks)
 			return

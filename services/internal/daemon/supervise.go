@@ -1,7 +1,4 @@
-// Package supervise runs the parts of a daemon and watches them: a part
-// that fails is logged and, where it can be, restarted; an essential part's
-// failure ends the daemon.
-package supervise
+package daemon
 
 import (
 	"context"
@@ -12,7 +9,7 @@ import (
 	"time"
 )
 
-// Group runs parts. A part that fails is logged; one that can be restarted
+// Group runs the parts of a daemon and watches them. A part that fails is logged; one that can be restarted
 // is, after a pause that doubles up to maxRestartWait; an essential part's
 // failure is handed to the daemon (Failed), which ends (gokrazy restarts
 // it). A part that panics is logged and restarted like a failure: on the
@@ -26,8 +23,8 @@ type Group struct {
 
 const maxRestartWait = time.Minute
 
-// New returns a group that logs to log.
-func New(log *slog.Logger) *Group {
+// NewGroup returns a group of parts that logs to log.
+func NewGroup(log *slog.Logger) *Group {
 	return &Group{log: log, failed: make(chan error, 1)}
 }
 
@@ -48,21 +45,16 @@ func (s *Group) Essential(ctx context.Context, name string, run func(context.Con
 // ends. A part that returns nil is done and stays so.
 func (s *Group) Restarting(ctx context.Context, name string, run func(context.Context) error) {
 	s.wg.Go(func() {
-		wait := time.Second
+		retry := Backoff{Max: maxRestartWait}
 		for {
 			err := s.guard(ctx, run)
 			if err == nil || ctx.Err() != nil {
 				return
 			}
-			s.log.Error(name+" failed, restarting", "error", err, "in", wait)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			s.log.Error(name+" failed, restarting", "error", err)
+			if !retry.Wait(ctx) {
 				return
-			case <-t.C:
 			}
-			wait = min(2*wait, maxRestartWait)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package supervise
+package daemon
 
 import (
 	"bytes"
@@ -13,18 +13,18 @@ import (
 	"time"
 )
 
-type logBuffer struct {
+type groupLog struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
+func (l *groupLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *logBuffer) String() string {
+func (l *groupLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -34,8 +34,8 @@ func (l *logBuffer) String() string {
 // nil is done; an essential part's failure is handed on.
 func TestGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs logBuffer
-		g := New(slog.New(slog.NewTextHandler(&logs, nil)))
+		var logs groupLog
+		g := NewGroup(slog.New(slog.NewTextHandler(&logs, nil)))
 		ctx, cancel := context.WithCancel(context.Background())
 		var runs, done atomic.Int32
 		g.Restarting(ctx, "screen", func(ctx context.Context) error {
