@@ -157,7 +157,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 // serves anything.
 func (s *surfaces) openAuth(clk clock.Clock) (*auth.Hosts, error) {
 	cfg := s.cfg
-	m, err := auth.New(auth.Config{Dir: cfg.Data, Params: s.h.passwordParams, Now: clk.Now})
+	m, err := auth.New(auth.Config{Dir: cfg.Data, Params: s.h.passwordParams, Clock: clk})
 	if m == nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (s *surfaces) openHA(clk clock.Clock) *hav1.Server {
 		return nil
 	}
 	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(s.cfg.Data, haDir), DeviceID: s.core.ID(),
-		Host: s.host, Names: s.cfg.AllowHosts, Port: s.haPort(), Now: clk.Now})
+		Host: s.host, Names: s.cfg.AllowHosts, Port: s.haPort(), Clock: clk})
 	if srv == nil {
 		s.log.Error("home-automation API off", "error", err)
 		return nil
@@ -307,7 +307,7 @@ func (s *surfaces) openInput(clk clock.Clock) (*cards.Service, error) {
 			s.log.Info("card", "id", r.ID, "outcome", r.Outcome)
 		},
 		OnError: func(err error) { s.log.Warn("cards", "error", err) },
-		Now:     clk.Now,
+		Clock:   clk,
 	})
 	if c == nil {
 		return nil, err

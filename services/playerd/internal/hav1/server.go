@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/pki"
 )
@@ -31,7 +32,9 @@ type ServerConfig struct {
 	Names []string
 	// Port is where the API listens, for the admin page.
 	Port int
-	Now  func() time.Time // nil: time.Now
+	// Clock dates the certificates (wall time) and times the pairing
+	// window and codes (uptime). Nil: the machine's clock.
+	Clock clock.Clock
 }
 
 // Server is the API's identity and its paired clients.
@@ -54,7 +57,7 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if cfg.DeviceID == "" {
 		return nil, errors.New("the box has no saved id")
 	}
-	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Now: cfg.Now})
+	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Clock: cfg.Clock})
 	if id == nil {
 		return nil, fmt.Errorf("no TLS identity: %w", err)
 	}
@@ -62,7 +65,7 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("TLS identity replaced; paired clients must pair again: %w", err))
 	}
-	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Now: cfg.Now})
+	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Clock: cfg.Clock})
 	if err != nil {
 		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
 	}
