@@ -88,7 +88,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	lastSeen map[string]time.Duration // uptime of each id's last read
-	recent   []Read // newest first
+	recent   []Read                   // newest first
 	learn    learnState
 	learnCh  chan struct{} // closed and replaced when learn changes
 	unknown  unknownList
