@@ -99,7 +99,7 @@ func TestBedtimeAndSleepTimerAcrossClockSteps(t *testing.T) {
 		b.do(touch, player.Command{Action: player.ActSleepTimer, Value: num(45)})
 		time.Sleep(2 * time.Minute)
 		b.clock.Step(2 * time.Hour) // 20:02: bedtime
-		time.Sleep(2 * time.Second)  // the rules look every second
+		time.Sleep(2 * time.Second) // the rules look every second
 		st := b.p.Status()
 		if st.State != player.Playing || st.MaxVolume != 30 || b.k.Restrictions().Bedtime == nil {
 			t.Fatalf("after a step into bedtime: %+v", st)
@@ -107,9 +107,9 @@ func TestBedtimeAndSleepTimerAcrossClockSteps(t *testing.T) {
 		if s := b.k.Restrictions().SleepTimer; s == nil || *s.LeftSeconds != 45*60-122 {
 			t.Errorf("sleep timer after a step forward of 2 h: %+v", s)
 		}
-		time.Sleep(4 * time.Minute)  // 20:06, 4 minutes before the track ends
+		time.Sleep(4 * time.Minute)     // 20:06, 4 minutes before the track ends
 		b.clock.Step(-90 * time.Minute) // 18:36: no bedtime
-		time.Sleep(5 * time.Minute)    // past the first track's end
+		time.Sleep(5 * time.Minute)     // past the first track's end
 		st = b.p.Status()
 		if st.State != player.Playing || st.Index != 1 || st.MaxVolume != 100 {
 			t.Fatalf("after a step back out of bedtime: %+v", st)
