@@ -17,8 +17,12 @@ import (
 // machine itself: run uses none.
 type hooks struct {
 	// clock is the one time of the box: sessions and the lockout, pairing
-	// and certificates, card reads, the parental rules and the idle time.
+	// and certificates, card reads, the parental rules, the podcast
+	// refresh and the idle time.
 	clock clock.Clock
+	// certCheck paces the home-automation certificate's checks instead of
+	// every haCheckEvery, so a test that steps the clock can ask for one.
+	certCheck <-chan time.Time
 	// listener and haListener serve the two APIs instead of listening on
 	// the configured addresses; run closes them.
 	listener, haListener net.Listener

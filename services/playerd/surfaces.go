@@ -437,9 +437,13 @@ func (s *surfaces) startHA(ctx context.Context, sup *supervise.Group) {
 		return nil
 	})
 	sup.Restarting(ctx, "home-automation certificate", func(ctx context.Context) error {
-		t := time.NewTicker(haCheckEvery)
-		defer t.Stop()
-		s.ha.KeepCertificate(ctx, t.C, func(renewed bool, err error) {
+		tick := s.h.certCheck
+		if tick == nil {
+			t := time.NewTicker(haCheckEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		s.ha.KeepCertificate(ctx, tick, func(renewed bool, err error) {
 			if err != nil {
 				s.log.Error("home-automation certificate", "error", err)
 			} else {
@@ -459,7 +463,8 @@ func (s *surfaces) startHA(ctx context.Context, sup *supervise.Group) {
 }
 
 // haCheckEvery is how often the box looks at its addresses and the
-// certificate's age; a new DHCP lease gets a certificate within this.
+// certificate's dates; a new DHCP lease gets a certificate within this, and
+// so does a step of the wall clock that makes the certificate due.
 const haCheckEvery = 30 * time.Second
 
 // shutdown ends the servers, giving requests in flight until limit.
