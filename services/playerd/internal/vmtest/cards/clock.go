@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"math"
 	"net/http"
@@ -88,6 +89,26 @@ func clockSteps() error {
 	}
 	base := time.Now() // the monotonic reading: steps do not move it
 	used0, left0 := r.Restrictions.DailyLimit.UsedSeconds, r.Restrictions.SleepTimer.LeftSeconds
+	// An event stream open across the steps: its write deadlines and
+	// heartbeat are timers, which the steps must not fire or hold.
+	events, err := request("GET", "/api/events", "")
+	if err != nil {
+		return err
+	}
+	defer events.Body.Close()
+	kinds := make(chan string, 1024) // read on: a client that stalls is dropped
+	go func() {
+		sc := bufio.NewScanner(events.Body)
+		for sc.Scan() {
+			if k, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				select {
+				case kinds <- k:
+				default:
+				}
+			}
+		}
+		close(kinds)
+	}()
 
 	for _, s := range []struct {
 		name    string
@@ -127,6 +148,13 @@ func clockSteps() error {
 		}
 	}
 
+	if _, err := call("POST", "/api/command", `{"action":"volume","value":33}`, nil); err != nil {
+		return err
+	}
+	if err := heard(kinds, "volume"); err != nil {
+		return fmt.Errorf("the event stream opened before the steps: %w", err)
+	}
+
 	// A card lying on the reader, read again across steps of an hour
 	// (the reader types its id again and again), is one placement.
 	if _, err := place(card); err != nil {
@@ -145,4 +173,22 @@ func clockSteps() error {
 		}
 	}
 	return nil
+}
+
+// heard waits for an event of kind on the stream (60 s only bound a hang).
+func heard(kinds <-chan string, kind string) error {
+	limit := time.After(60 * time.Second)
+	for {
+		select {
+		case k, ok := <-kinds:
+			if !ok {
+				return fmt.Errorf("ended before a %s event", kind)
+			}
+			if k == kind {
+				return nil
+			}
+		case <-limit:
+			return fmt.Errorf("no %s event", kind)
+		}
+	}
 }
