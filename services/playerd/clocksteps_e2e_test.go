@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -18,7 +19,10 @@ func TestClockStepsThroughTheAPI(t *testing.T) {
 	media := mediaLibrary(t, map[string][]float64{"Tag": {60}})
 	clk := testClock(monday(10, 0))
 	certCheck := make(chan time.Time)
-	b := startHABox(t, media, t.TempDir(), clk, func(c *setup) { c.certCheck = certCheck })
+	addrs := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	b := startHABox(t, media, t.TempDir(), clk, func(c *setup) {
+		c.certCheck, c.certAddrs = certCheck, func() ([]netip.Addr, error) { return addrs, nil }
+	})
 	defer b.stop()
 	admin := &caller{t: t, base: b.base, hc: b.admin}
 	child := client(t, b.base)

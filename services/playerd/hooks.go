@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
@@ -21,8 +22,11 @@ type hooks struct {
 	// refresh and the idle time.
 	clock clock.Clock
 	// certCheck paces the home-automation certificate's checks instead of
-	// every haCheckEvery, so a test that steps the clock can ask for one.
+	// every haCheckEvery, so a test that steps the clock can ask for one;
+	// certAddrs are the addresses the certificate is for instead of the
+	// machine's (which other programs change under a test).
 	certCheck <-chan time.Time
+	certAddrs func() ([]netip.Addr, error)
 	// listener and haListener serve the two APIs instead of listening on
 	// the configured addresses; run closes them.
 	listener, haListener net.Listener

@@ -211,7 +211,7 @@ func (s *surfaces) openHA(clk clock.Clock) *hav1.Server {
 		return nil
 	}
 	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(s.cfg.Data, haDir), DeviceID: s.core.ID(),
-		Host: s.host, Names: s.cfg.AllowHosts, Port: s.haPort(), Clock: clk})
+		Host: s.host, Names: s.cfg.AllowHosts, Port: s.haPort(), Clock: clk, Addresses: s.h.certAddrs})
 	if srv == nil {
 		s.log.Error("home-automation API off", "error", err)
 		return nil

@@ -35,10 +35,14 @@ type ServerConfig struct {
 	// Clock dates the certificates (wall time) and times the pairing
 	// window and codes (uptime). Nil: the machine's clock.
 	Clock clock.Clock
+	// Addresses lists the box's addresses for the certificate; nil:
+	// pki.Addresses, the machine's interfaces.
+	Addresses func() ([]netip.Addr, error)
 }
 
 // Server is the API's identity and its paired clients.
 type Server struct {
+	addrs   func() ([]netip.Addr, error)
 	id      *pki.Identity
 	pairing *pairing.Manager
 	names   []string
@@ -69,7 +73,10 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
 	}
-	s := &Server{id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	s := &Server{addrs: cfg.Addresses, id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	if s.addrs == nil {
+		s.addrs = pki.Addresses
+	}
 	if _, err := s.Renew(); err != nil {
 		problems = append(problems, fmt.Errorf("certificate: %w", err))
 	}
@@ -98,7 +105,7 @@ func (s *Server) Pairing() *pairing.Manager { return s.pairing }
 // Renew issues a new server certificate when the box's addresses or names
 // changed or the certificate is due; renewed reports that it did.
 func (s *Server) Renew() (renewed bool, err error) {
-	addrs, err := pki.Addresses()
+	addrs, err := s.addrs()
 	if err != nil {
 		return false, err
 	}
