@@ -269,7 +269,7 @@ integration: test-display-vm
 # grab, a replug mid-number, media keys and the GPIO edge; then steps the
 # VM's wall clock (clock_settime, as network time does) by an hour and a
 # year both ways under a session, a daily limit and the sleep timer. About
-# 25 s when cached.
+# 20 s when cached.
 .PHONY: test-cards-vm
 test-cards-vm:
 	$(call apt-install,$(VM_PACKAGES))
