@@ -276,8 +276,10 @@ integration: test-display-vm
 # and a keyboard made with uinput, and a button on line 3 of the virt
 # board's PL061 GPIO chip, pressed through the QEMU monitor. Checks unknown
 # card -> teach -> assign -> play, the 2 s repeat rule, a stop card, the
-# grab, a replug mid-number, media keys and the GPIO edge. About 20 s when
-# cached.
+# grab, a replug mid-number, media keys and the GPIO edge; then steps the
+# VM's wall clock (clock_settime, as network time does) by an hour and a
+# year both ways under a session, a daily limit and the sleep timer. About
+# 20 s when cached.
 .PHONY: test-cards-vm
 test-cards-vm:
 	$(call apt-install,$(VM_PACKAGES))

@@ -69,7 +69,7 @@ func openInput(cfg Config, h hooks, core *box.Box, clk clock.Clock, log *slog.Lo
 			log.Info("card", "id", r.ID, "outcome", r.Outcome, "error", r.Error)
 		},
 		OnError: func(err error) { log.Warn("cards", "error", err) },
-		Now:     clk.Now,
+		Clock:   clk,
 	})
 	if c == nil {
 		return nil, nil, err

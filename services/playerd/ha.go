@@ -27,13 +27,16 @@ type homeAutomation struct {
 	listen string       // -ha-listen
 	host   string
 	id     string // the box id
+	// certCheck paces the certificate's checks; nil: every haCheckEvery.
+	certCheck <-chan time.Time
 }
 
 // haDir holds the home-automation secrets inside the data directory.
 const haDir = "home-automation"
 
 // haCheckEvery is how often the box looks at its addresses and the
-// certificate's age; a new DHCP lease gets a certificate within this.
+// certificate's dates; a new DHCP lease gets a certificate within this, and
+// so does a step of the wall clock that makes the certificate due.
 const haCheckEvery = 30 * time.Second
 
 // openHA opens the API's identity and paired clients. Without a usable data
@@ -42,9 +45,9 @@ func openHA(cfg Config, h hooks, host, id string, clk clock.Clock, log *slog.Log
 	if cfg.HAListen == "" && h.haListener == nil {
 		return nil
 	}
-	ha := &homeAutomation{ln: listen(h.haListener, cfg.HAListen, log), listen: cfg.HAListen, host: host, id: id}
+	ha := &homeAutomation{ln: listen(h.haListener, cfg.HAListen, log), listen: cfg.HAListen, host: host, id: id, certCheck: h.certCheck}
 	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, haDir), DeviceID: id,
-		Host: host, Names: cfg.AllowHosts, Port: ha.port(), Now: clk.Now})
+		Host: host, Names: cfg.AllowHosts, Port: ha.port(), Clock: clk, Addresses: h.certAddrs})
 	if srv == nil {
 		log.Error("home-automation API off", "error", err)
 		if ha.ln != nil {
@@ -102,9 +105,13 @@ func (ha *homeAutomation) start(ctx context.Context, sup *daemon.Group, log *slo
 		return nil
 	})
 	sup.Restarting(ctx, "home-automation certificate", func(ctx context.Context) error {
-		t := time.NewTicker(haCheckEvery)
-		defer t.Stop()
-		ha.srv.KeepCertificate(ctx, t.C, func(renewed bool, err error) {
+		tick := ha.certCheck
+		if tick == nil {
+			t := time.NewTicker(haCheckEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		ha.srv.KeepCertificate(ctx, tick, func(renewed bool, err error) {
 			if err != nil {
 				log.Error("home-automation certificate", "error", err)
 			} else {

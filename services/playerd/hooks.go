@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
@@ -17,8 +18,15 @@ import (
 // machine itself: run uses none.
 type hooks struct {
 	// clock is the one time of the box: sessions and the lockout, pairing
-	// and certificates, card reads, the parental rules and the idle time.
+	// and certificates, card reads, the parental rules, the podcast
+	// refresh and the idle time.
 	clock clock.Clock
+	// certCheck paces the home-automation certificate's checks instead of
+	// every haCheckEvery, so a test that steps the clock can ask for one;
+	// certAddrs are the addresses the certificate is for instead of the
+	// machine's (which other programs change under a test).
+	certCheck <-chan time.Time
+	certAddrs func() ([]netip.Addr, error)
 	// listener and haListener serve the two APIs instead of listening on
 	// the configured addresses; run closes them.
 	listener, haListener net.Listener

@@ -186,7 +186,7 @@ const resetPoll = 2 * time.Second
 // to, and acts on a reset file placed while the box was off, before the API
 // serves anything. host is the box's host name.
 func openAuth(cfg Config, h hooks, clk clock.Clock, log *slog.Logger) (m *auth.Manager, hosts *auth.Hosts, host string, err error) {
-	m, err = auth.New(auth.Config{Dir: cfg.Data, Params: h.passwordParams, Now: clk.Now})
+	m, err = auth.New(auth.Config{Dir: cfg.Data, Params: h.passwordParams, Clock: clk})
 	if m == nil {
 		return nil, nil, "", err
 	}

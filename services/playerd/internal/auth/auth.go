@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -30,16 +31,19 @@ const maxWaiting = 8
 
 // Config is what a Manager is built from.
 type Config struct {
-	Dir    string           // the data directory
-	Params Params           // for new hashes; zero: DefaultParams
-	Now    func() time.Time // the clock of sessions and lockouts; nil: time.Now
+	Dir    string // the data directory
+	Params Params // for new hashes; zero: DefaultParams
+	// Clock measures sessions and lockouts on its uptime: they are
+	// durations, which a step of the wall clock must neither end early
+	// nor extend. Nil: the machine's clock.
+	Clock clock.Clock
 }
 
 // Manager owns the administrator password, the sessions and the lockout.
 type Manager struct {
 	dir    string
 	params Params
-	now    func() time.Time
+	clock  clock.Clock
 	// gate lets one argon2 computation run at a time: each takes
 	// Params.Memory (64 MiB) and all four cores, so a login flood queues
 	// here instead of exhausting the box's 512 MB.
@@ -63,7 +67,7 @@ type Manager struct {
 // box protected (no login succeeds until the physical reset) and is
 // returned as an error for the log alongside a working Manager.
 func New(cfg Config) (*Manager, error) {
-	m := &Manager{dir: cfg.Dir, params: cfg.Params, now: cfg.Now, gate: make(chan struct{}, 1),
+	m := &Manager{dir: cfg.Dir, params: cfg.Params, clock: cfg.Clock, gate: make(chan struct{}, 1),
 		changing: make(chan struct{}, 1), sessions: sessions{}, fails: lockout{}}
 	if m.params == (Params{}) {
 		m.params = DefaultParams
@@ -71,8 +75,8 @@ func New(cfg Config) (*Manager, error) {
 	if err := m.params.check(); err != nil {
 		return nil, err
 	}
-	if m.now == nil {
-		m.now = time.Now
+	if m.clock == nil {
+		m.clock = clock.NewSystem()
 	}
 	data, err := os.ReadFile(m.path())
 	switch {
@@ -107,7 +111,7 @@ func (m *Manager) Protected() bool {
 func (m *Manager) Valid(tok string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.sessions.valid(tok, m.now())
+	return m.sessions.valid(tok, m.clock.Uptime())
 }
 
 // Login checks password for a client at addr and starts a session.
@@ -130,7 +134,7 @@ func (m *Manager) Login(ctx context.Context, addr netip.Addr, password string) (
 	if !ok || m.epoch != epoch {
 		return Session{}, fault.New(fault.Unauthorized, "invalid password")
 	}
-	return m.sessions.add(m.now()), nil
+	return m.sessions.add(m.clock.Uptime()), nil
 }
 
 var errBroken = fault.New(fault.Internal, "the stored administrator password is unreadable; reset it on the box")
@@ -182,7 +186,7 @@ func (m *Manager) SetPassword(ctx context.Context, addr netip.Addr, current, nex
 	defer m.mu.Unlock()
 	m.hash, m.epoch = &nh, m.epoch+1
 	m.sessions.clear()
-	return m.sessions.add(m.now()), nil
+	return m.sessions.add(m.clock.Uptime()), nil
 }
 
 // Reset removes the password and ends every session. Only the physical
@@ -205,7 +209,7 @@ func (m *Manager) Reset() error {
 // outcome against the address.
 func (m *Manager) check(ctx context.Context, addr netip.Addr, h hash, password string) (bool, error) {
 	m.mu.Lock()
-	err := m.fails.begin(addr, m.now())
+	err := m.fails.begin(addr, m.clock.Uptime())
 	m.mu.Unlock()
 	if err != nil {
 		return false, err
@@ -213,7 +217,7 @@ func (m *Manager) check(ctx context.Context, addr netip.Addr, h hash, password s
 	o := neutral
 	defer func() {
 		m.mu.Lock()
-		m.fails.end(addr, o, m.now())
+		m.fails.end(addr, o, m.clock.Uptime())
 		m.mu.Unlock()
 	}()
 	ok := false

@@ -13,28 +13,17 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 )
 
 // cheap makes argon2 fast; the benchmark measures the real cost.
 var cheap = Params{Memory: 64, Time: 1, Threads: 1}
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newManager(t *testing.T) (*Manager, *clock, string) {
+func newManager(t *testing.T) (*Manager, *clocktest.Clock, string) {
 	t.Helper()
 	dir := t.TempDir()
-	c := &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	m, err := New(Config{Dir: dir, Params: cheap, Now: c.now})
+	c := clocktest.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	m, err := New(Config{Dir: dir, Params: cheap, Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +145,11 @@ func TestChangeEndsEverySession(t *testing.T) {
 func TestSessionExpiry(t *testing.T) {
 	m, c, _ := newManager(t)
 	s, _ := m.SetPassword(ctx, parent, "", pw)
-	c.add(SessionTTL - time.Second)
+	c.Advance(SessionTTL - time.Second)
 	if !m.Valid(s.Token) {
 		t.Fatal("session ended early")
 	}
-	c.add(time.Second)
+	c.Advance(time.Second)
 	if m.Valid(s.Token) {
 		t.Fatal("session outlived 12 h")
 	}
@@ -174,10 +163,57 @@ func TestSessionExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 		toks = append(toks, s.Token)
-		c.add(time.Second)
+		c.Advance(time.Second)
 	}
 	if len(m.sessions) != maxSessions || m.Valid(toks[0]) || !m.Valid(toks[len(toks)-1]) {
 		t.Fatalf("%d sessions kept; the oldest must go first", len(m.sessions))
+	}
+}
+
+// A session lasts 12 hours of uptime whatever network time does to the
+// wall clock: a step forward by a year does not log the parent out, a step
+// back does not keep the session alive past its 12 hours.
+func TestSessionAcrossClockSteps(t *testing.T) {
+	m, c, _ := newManager(t)
+	s, _ := m.SetPassword(ctx, parent, "", pw)
+	c.Advance(time.Hour)
+	c.Step(365 * 24 * time.Hour)
+	if !m.Valid(s.Token) {
+		t.Fatal("a step forward ended the session")
+	}
+	c.Step(-2 * 365 * 24 * time.Hour)
+	c.Advance(SessionTTL - time.Hour - time.Second)
+	if !m.Valid(s.Token) {
+		t.Fatal("a step back ended the session")
+	}
+	c.Advance(time.Second)
+	if m.Valid(s.Token) {
+		t.Fatal("after a step back the session outlived 12 h")
+	}
+}
+
+// A lockout lasts its 5 minutes of uptime across steps of the wall clock.
+func TestLockoutAcrossClockSteps(t *testing.T) {
+	m, c, _ := newManager(t)
+	m.SetPassword(ctx, parent, "", pw)
+	for range maxFailures {
+		m.Login(ctx, child, "wrong password")
+	}
+	c.Step(time.Hour) // forward past the 5 minutes
+	_, err := m.Login(ctx, child, pw)
+	kindIs(t, err, fault.Busy, "too many login attempts")
+	if d := fault.RetryAfterOf(err); d != lockFor {
+		t.Errorf("Retry-After %v after a step forward, want %v", d, lockFor)
+	}
+	c.Step(-24 * time.Hour)
+	c.Advance(lockFor - time.Second)
+	_, err = m.Login(ctx, child, pw)
+	if d := fault.RetryAfterOf(err); fault.KindOf(err) != fault.Busy || d != time.Second {
+		t.Errorf("after a step back and 4:59: %v, Retry-After %v", err, d)
+	}
+	c.Advance(time.Second)
+	if _, err := m.Login(ctx, child, pw); err != nil {
+		t.Fatalf("still locked after 5 minutes and a step back: %v", err)
 	}
 }
 
@@ -187,7 +223,7 @@ func TestLockout(t *testing.T) {
 	for i := range maxFailures {
 		_, err := m.Login(ctx, child, fmt.Sprintf("guess %d....", i))
 		kindIs(t, err, fault.Unauthorized, "invalid password")
-		c.add(10 * time.Second)
+		c.Advance(10 * time.Second)
 	}
 	_, err := m.Login(ctx, child, pw)
 	kindIs(t, err, fault.Busy, "too many login attempts; try again later")
@@ -201,7 +237,7 @@ func TestLockout(t *testing.T) {
 	// A password change from the locked address is refused the same way.
 	_, err = m.SetPassword(ctx, child, pw, "another password")
 	kindIs(t, err, fault.Busy, "too many login attempts")
-	c.add(lockFor)
+	c.Advance(lockFor)
 	if _, err := m.Login(ctx, child, pw); err != nil {
 		t.Fatalf("still locked after 5 min: %v", err)
 	}
@@ -209,7 +245,7 @@ func TestLockout(t *testing.T) {
 	for range 2 * maxFailures {
 		_, err := m.Login(ctx, child, "wrong password")
 		kindIs(t, err, fault.Unauthorized, "invalid password")
-		c.add(failWindow)
+		c.Advance(failWindow)
 	}
 	if len(m.fails) != 1 {
 		t.Fatalf("table holds %d addresses", len(m.fails))
@@ -223,7 +259,7 @@ func TestLockout(t *testing.T) {
 // A flood of source addresses cannot grow the table without bound.
 func TestLockoutTableBounded(t *testing.T) {
 	l := lockout{}
-	now := time.Now()
+	now := time.Hour
 	base := netip.MustParseAddr("2001:db8::1").As16()
 	for i := range 5 * maxTracked {
 		b := base
@@ -233,7 +269,7 @@ func TestLockoutTableBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.end(addr, failed, now)
-		now = now.Add(time.Millisecond)
+		now += time.Millisecond
 	}
 	if len(l) > maxTracked {
 		t.Fatalf("%d addresses tracked, at most %d", len(l), maxTracked)
@@ -244,7 +280,7 @@ func TestLockoutTableBounded(t *testing.T) {
 // from one address cannot get past five.
 func TestParallelGuessesCount(t *testing.T) {
 	l := lockout{}
-	now := time.Now()
+	now := time.Hour
 	for range maxFailures {
 		if err := l.begin(child, now); err != nil {
 			t.Fatal(err)

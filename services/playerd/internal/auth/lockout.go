@@ -33,11 +33,13 @@ const (
 	succeeded
 )
 
+// attempts are one address's; times are the clock's uptime, so a step of
+// the wall clock neither lifts a lockout nor makes it last longer.
 type attempts struct {
 	failures int
-	pending  int // checks in progress; they count against the limit
-	last     time.Time
-	until    time.Time // locked out until then
+	pending  int           // checks in progress; they count against the limit
+	last     time.Duration // the last failure
+	until    time.Duration // locked out until then; 0: not locked out
 }
 
 // lockout counts failed password checks per client address.
@@ -46,18 +48,18 @@ type lockout map[netip.Addr]*attempts
 // begin reserves a check for addr, or refuses with Retry-After while addr
 // is locked out or already has as many checks in flight as it has tries
 // left. Every successful begin is paired with one end.
-func (l lockout) begin(addr netip.Addr, now time.Time) error {
+func (l lockout) begin(addr netip.Addr, now time.Duration) error {
 	a := l[addr]
 	if a == nil {
 		l.makeRoom(now)
 		a = &attempts{}
 		l[addr] = a
 	}
-	if now.Before(a.until) {
-		return errTooMany(a.until.Sub(now))
+	if now < a.until {
+		return errTooMany(a.until - now)
 	}
-	if !a.until.IsZero() || now.Sub(a.last) >= failWindow {
-		a.failures, a.until = 0, time.Time{}
+	if a.until != 0 || now-a.last >= failWindow {
+		a.failures, a.until = 0, 0
 	}
 	if a.failures+a.pending >= maxFailures {
 		return errTooMany(time.Second)
@@ -66,7 +68,7 @@ func (l lockout) begin(addr netip.Addr, now time.Time) error {
 	return nil
 }
 
-func (l lockout) end(addr netip.Addr, o outcome, now time.Time) {
+func (l lockout) end(addr netip.Addr, o outcome, now time.Duration) {
 	a := l[addr]
 	if a == nil {
 		return
@@ -79,31 +81,31 @@ func (l lockout) end(addr netip.Addr, o outcome, now time.Time) {
 		a.failures++
 		a.last = now
 		if a.failures >= maxFailures {
-			a.until = now.Add(lockFor)
+			a.until = now + lockFor
 		}
 	}
-	if a.failures == 0 && a.pending == 0 && a.until.IsZero() {
+	if a.failures == 0 && a.pending == 0 && a.until == 0 {
 		delete(l, addr)
 	}
 }
 
 // makeRoom drops what is no longer needed when the table is full, then the
 // least recently active idle address.
-func (l lockout) makeRoom(now time.Time) {
+func (l lockout) makeRoom(now time.Duration) {
 	if len(l) < maxTracked {
 		return
 	}
 	var victim netip.Addr
-	var oldest time.Time
+	var oldest time.Duration
 	for addr, a := range l {
 		if a.pending > 0 {
 			continue
 		}
-		if !now.Before(a.until) && now.Sub(a.last) >= failWindow {
+		if now >= a.until && now-a.last >= failWindow {
 			delete(l, addr)
 			continue
 		}
-		if oldest.IsZero() || a.last.Before(oldest) {
+		if !victim.IsValid() || a.last < oldest {
 			victim, oldest = addr, a.last
 		}
 	}

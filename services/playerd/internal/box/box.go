@@ -52,8 +52,8 @@ type Config struct {
 	Output  string
 	Version string
 	Log     *slog.Logger
-	// Clock is the time of the parental rules and the idle time; nil: the
-	// machine's.
+	// Clock is the time of the parental rules, the idle time and the
+	// podcast refresh; nil: the machine's.
 	Clock clock.Clock
 	// PowerOff and Reboot switch the box; nil: the system's on gokrazy,
 	// and elsewhere a request is only logged (a development machine).
@@ -153,7 +153,7 @@ func New(cfg Config) (*Box, error) {
 	if _, err := b.lib.ScanCached(); err != nil {
 		log.Error("library", "error", err)
 	}
-	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, OnChange: func() { b.catalogChanged(events.CatalogRadio) }}); err != nil {
+	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, Clock: b.clock, OnChange: func() { b.catalogChanged(events.CatalogRadio) }}); err != nil {
 		log.Error("radio", "error", err)
 	}
 	b.streams = stream.Config{Policy: cfg.Fetch, ReadTimeout: cfg.StreamReadTimeout, OnRetry: func(url string, err error, wait time.Duration) {

@@ -9,6 +9,7 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -76,7 +77,9 @@ type Options struct {
 	// OnError hears failures that do not stop anything (a sound that could
 	// not play, the unknown list not saved), for the log.
 	OnError func(error)
-	Now     func() time.Time
+	// Clock: the repeat window and teach mode are durations, on its
+	// uptime; reads are stamped with its wall clock. Nil: the machine's.
+	Clock clock.Clock
 }
 
 // Service handles card reads. Its methods are safe for concurrent use.
@@ -84,8 +87,8 @@ type Service struct {
 	o Options
 
 	mu       sync.Mutex
-	lastSeen map[string]time.Time
-	recent   []Read // newest first
+	lastSeen map[string]time.Duration // uptime of each id's last read
+	recent   []Read                   // newest first
 	learn    learnState
 	learnCh  chan struct{} // closed and replaced when learn changes
 	unknown  unknownList
@@ -98,13 +101,13 @@ func New(o Options) (*Service, error) {
 	if o.Store == nil || o.Player == nil || o.Catalog == nil {
 		return nil, errors.New("cards: Store, Player and Catalog are required")
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.NewSystem()
 	}
 	if o.OnError == nil {
 		o.OnError = func(error) {}
 	}
-	s := &Service{o: o, lastSeen: map[string]time.Time{}, learnCh: make(chan struct{})}
+	s := &Service{o: o, lastSeen: map[string]time.Duration{}, learnCh: make(chan struct{})}
 	err := s.unknown.load(o.UnknownFile)
 	return s, err
 }
@@ -112,13 +115,13 @@ func New(o Options) (*Service, error) {
 // Card acts on a card id a reader typed. It returns when the card's sound
 // has started and its command is done.
 func (s *Service) Card(ctx context.Context, id, device string) {
-	now := s.o.Now()
+	now, up := s.o.Clock.Now(), s.o.Clock.Uptime()
 	r := Read{ID: id, Device: device, At: now}
 	s.mu.Lock()
 	last, seen := s.lastSeen[id]
-	s.lastSeen[id] = now
-	s.pruneSeen(now)
-	if seen && now.Sub(last) < Repeat {
+	s.lastSeen[id] = up
+	s.pruneSeen(up)
+	if seen && up-last < Repeat {
 		r.Outcome = OutRepeat
 		s.remember(r)
 		s.mu.Unlock()
@@ -228,12 +231,12 @@ func (s *Service) remember(r Read) {
 
 // pruneSeen forgets ids not read within Repeat, so the map stays as small
 // as the cards of the last two seconds; s.mu is held.
-func (s *Service) pruneSeen(now time.Time) {
+func (s *Service) pruneSeen(up time.Duration) {
 	if len(s.lastSeen) < 64 {
 		return
 	}
 	for id, t := range s.lastSeen {
-		if now.Sub(t) >= Repeat {
+		if up-t >= Repeat {
 			delete(s.lastSeen, id)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -67,27 +68,10 @@ func (c catalog) Folder(id string) (library.Folder, bool) {
 	return library.Folder{ID: id}, c[id]
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type fixture struct {
 	svc    *Service
 	player *fakePlayer
-	clock  *clock
+	clock  *clocktest.Clock
 	dir    string
 	sounds []chime.Sound
 	reads  []Read
@@ -97,7 +81,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{player: &fakePlayer{st: player.Status{State: player.Stopped}},
-		clock: &clock{t: time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)}, dir: t.TempDir()}
+		clock: clocktest.New(time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)), dir: t.TempDir()}
 	store, err := Load(f.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 		OnRead:      func(r Read) { f.mu.Lock(); f.reads = append(f.reads, r); f.mu.Unlock() },
 		UnknownFile: filepath.Join(f.dir, UnknownFileName),
 		OnError:     func(err error) { t.Errorf("OnError: %v", err) },
-		Now:         f.clock.Now})
+		Clock:       f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +108,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) read(id string) Read {
 	f.svc.Card(context.Background(), id, "reader")
 	r := f.svc.Recent()[0]
-	f.clock.advance(Repeat)
+	f.clock.Advance(Repeat)
 	return r
 }
 
@@ -192,7 +176,7 @@ func TestRepeatWithinTwoSecondsIgnored(t *testing.T) {
 	f.put(t, "22", Mapping{Action: ActStop})
 	f.svc.Card(context.Background(), "22", "reader")
 	for range 3 {
-		f.clock.advance(time.Second)
+		f.clock.Advance(time.Second)
 		f.svc.Card(context.Background(), "22", "reader")
 		if r := f.svc.Recent()[0]; r.Outcome != OutRepeat {
 			t.Fatalf("read after 1 s: %+v", r)
@@ -201,7 +185,7 @@ func TestRepeatWithinTwoSecondsIgnored(t *testing.T) {
 	if n := len(f.player.commands()); n != 1 {
 		t.Errorf("%d commands, want 1", n)
 	}
-	f.clock.advance(Repeat)
+	f.clock.Advance(Repeat)
 	f.svc.Card(context.Background(), "22", "reader")
 	if r := f.svc.Recent()[0]; r.Outcome != OutDone {
 		t.Errorf("read after the window: %+v", r)
@@ -305,6 +289,39 @@ func TestUnknownCardsRemembered(t *testing.T) {
 	}
 }
 
+// The repeat window and teach mode are durations: a step of the wall
+// clock (network time at boot) neither makes a card lying on the reader
+// start again nor lets it through the window early, and teach mode waits
+// its time.
+func TestRepeatAndTeachModeAcrossClockSteps(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "22", Mapping{Action: ActStop})
+	f.svc.Card(context.Background(), "22", "reader")
+	for _, step := range []time.Duration{time.Hour, -2 * time.Hour, 365 * 24 * time.Hour} {
+		f.clock.Step(step)
+		f.clock.Advance(time.Second)
+		f.svc.Card(context.Background(), "22", "reader")
+		if r := f.svc.Recent()[0]; r.Outcome != OutRepeat {
+			t.Fatalf("read 1 s later, after a step of %v: %+v", step, r)
+		}
+	}
+	if n := len(f.player.commands()); n != 1 {
+		t.Errorf("%d commands, want 1", n)
+	}
+
+	l, _ := f.svc.StartLearn(30 * time.Second)
+	f.clock.Step(time.Hour)
+	l2 := f.svc.Learning(context.Background(), 0)
+	if l2.State != LearnWaiting || !l2.Until.Equal(l.Until.Add(time.Hour)) {
+		t.Fatalf("teach mode after a step forward: %+v (until %v before)", l2, l.Until)
+	}
+	f.clock.Step(-2 * time.Hour)
+	f.clock.Advance(30 * time.Second)
+	if l := f.svc.Learning(context.Background(), 0); l.State != LearnExpired {
+		t.Errorf("teach mode after a step back and its 30 s: %+v", l)
+	}
+}
+
 func TestTeachMode(t *testing.T) {
 	f := newFixture(t)
 	f.put(t, "55", Mapping{Action: ActFolder, FolderID: "f1"})
@@ -333,7 +350,7 @@ func TestTeachMode(t *testing.T) {
 		t.Errorf("sounds %v", f.sounds)
 	}
 	// The next card acts again.
-	f.clock.advance(Repeat)
+	f.clock.Advance(Repeat)
 	if r := f.read("55"); r.Outcome != OutStarted {
 		t.Errorf("after teach mode: %+v", r)
 	}
@@ -348,7 +365,7 @@ func TestTeachMode(t *testing.T) {
 	}
 	// Expiry and cancel.
 	f.svc.StartLearn(5 * time.Second)
-	f.clock.advance(5 * time.Second)
+	f.clock.Advance(5 * time.Second)
 	if l := f.svc.Learning(context.Background(), time.Second); l.State != LearnExpired {
 		t.Errorf("expired: %+v", l)
 	}

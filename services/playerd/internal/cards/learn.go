@@ -43,7 +43,7 @@ type Seen struct {
 
 type learnState struct {
 	waiting bool
-	until   time.Time
+	until   time.Duration // the clock's uptime: a step of the wall clock does not end it
 	card    *Seen
 	expired bool
 }
@@ -59,7 +59,7 @@ func (s *Service) StartLearn(timeout time.Duration) (Learn, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.learn = learnState{waiting: true, until: s.o.Now().Add(timeout)}
+	s.learn = learnState{waiting: true, until: s.o.Clock.Uptime() + timeout}
 	s.learnChanged()
 	return s.learnView(), nil
 }
@@ -83,12 +83,13 @@ func (s *Service) Learning(ctx context.Context, wait time.Duration) Learn {
 	for {
 		s.mu.Lock()
 		l, changed := s.learnView(), s.learnCh
+		left := s.learn.until - s.o.Clock.Uptime()
 		s.mu.Unlock()
 		if l.State != LearnWaiting || wait == 0 {
 			return l
 		}
 		// Expiry is by the service's clock; wake for it on the real one.
-		expire := time.NewTimer(max(l.Until.Sub(s.o.Now()), 0))
+		expire := time.NewTimer(max(left, 0))
 		select {
 		case <-changed:
 		case <-expire.C:
@@ -112,14 +113,15 @@ func (s *Service) learnNow() Learn {
 // learnView is teach mode now; s.mu is held.
 func (s *Service) learnView() Learn {
 	l := s.learn
-	if l.waiting && !s.o.Now().Before(l.until) {
+	up := s.o.Clock.Uptime()
+	if l.waiting && up >= l.until {
 		s.learn = learnState{expired: true}
 		s.learnChanged()
 		l = s.learn
 	}
 	switch {
 	case l.waiting:
-		u := l.until
+		u := s.o.Clock.Now().Add(l.until - up)
 		return Learn{State: LearnWaiting, Until: &u}
 	case l.card != nil:
 		c := *l.card

@@ -276,7 +276,7 @@ func (d *Display) nextWake() time.Duration {
 	d.mu.Unlock()
 	if d.o.Pairing != nil {
 		if p := d.o.Pairing.Prompt(); p != nil {
-			wait = min(wait, p.Until.Sub(now))
+			wait = min(wait, p.Left)
 		}
 	}
 	if _, follows := d.o.Player.(changer); playing && !follows && d.o.Player.Status().State == player.Playing {

@@ -47,7 +47,7 @@ func TestPairingCodeOnScreenNotInScreenshot(t *testing.T) {
 	for _, code := range []string{"048291", "000000", "999999"} {
 		d, _ := pairingDisplay(t, &pairing.Prompt{Code: code, ClientName: "Home Assistant",
 			Requested: []pairing.Scope{pairing.Read, pairing.Control, pairing.Power},
-			Granted:   []pairing.Scope{pairing.Read, pairing.Control}, Until: time.Now().Add(time.Hour)})
+			Granted:   []pairing.Scope{pairing.Read, pairing.Control}, Left: time.Hour})
 		got, err := displaytest.ReadCode(snap(t, d))
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func differing(a, b *image.RGBA) int {
 }
 
 func TestPairingCardCancel(t *testing.T) {
-	d, fp := pairingDisplay(t, &pairing.Prompt{Granted: []pairing.Scope{pairing.Read}, Until: time.Now().Add(time.Minute)})
+	d, fp := pairingDisplay(t, &pairing.Prompt{Granted: []pairing.Scope{pairing.Read}, Left: time.Minute})
 	snap(t, d)
 	// A tap beside the button does nothing; the button cancels.
 	tapAt(t, d, "the card", actNone)
@@ -108,6 +108,6 @@ func TestPairingCardCancel(t *testing.T) {
 func TestGoldenPairing(t *testing.T) {
 	d, _ := pairingDisplay(t, &pairing.Prompt{Code: "482913", ClientName: "Home Assistant",
 		Requested: []pairing.Scope{pairing.Read, pairing.Control, pairing.Power},
-		Granted:   []pairing.Scope{pairing.Read, pairing.Control}, Until: time.Now().Add(time.Hour)})
+		Granted:   []pairing.Scope{pairing.Read, pairing.Control}, Left: time.Hour})
 	checkGolden(t, "pairing", snap(t, d))
 }

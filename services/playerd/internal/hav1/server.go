@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/pki"
 )
@@ -31,11 +32,17 @@ type ServerConfig struct {
 	Names []string
 	// Port is where the API listens, for the admin page.
 	Port int
-	Now  func() time.Time // nil: time.Now
+	// Clock dates the certificates (wall time) and times the pairing
+	// window and codes (uptime). Nil: the machine's clock.
+	Clock clock.Clock
+	// Addresses lists the box's addresses for the certificate; nil:
+	// pki.Addresses, the machine's interfaces.
+	Addresses func() ([]netip.Addr, error)
 }
 
 // Server is the API's identity and its paired clients.
 type Server struct {
+	addrs   func() ([]netip.Addr, error)
 	id      *pki.Identity
 	pairing *pairing.Manager
 	names   []string
@@ -54,7 +61,7 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if cfg.DeviceID == "" {
 		return nil, errors.New("the box has no saved id")
 	}
-	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Now: cfg.Now})
+	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Clock: cfg.Clock})
 	if id == nil {
 		return nil, fmt.Errorf("no TLS identity: %w", err)
 	}
@@ -62,11 +69,14 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("TLS identity replaced; paired clients must pair again: %w", err))
 	}
-	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Now: cfg.Now})
+	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Clock: cfg.Clock})
 	if err != nil {
 		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
 	}
-	s := &Server{id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	s := &Server{addrs: cfg.Addresses, id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	if s.addrs == nil {
+		s.addrs = pki.Addresses
+	}
 	if _, err := s.Renew(); err != nil {
 		problems = append(problems, fmt.Errorf("certificate: %w", err))
 	}
@@ -95,7 +105,7 @@ func (s *Server) Pairing() *pairing.Manager { return s.pairing }
 // Renew issues a new server certificate when the box's addresses or names
 // changed or the certificate is due; renewed reports that it did.
 func (s *Server) Renew() (renewed bool, err error) {
-	addrs, err := pki.Addresses()
+	addrs, err := s.addrs()
 	if err != nil {
 		return false, err
 	}

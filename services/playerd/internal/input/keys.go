@@ -46,15 +46,17 @@ var keyChars = func() map[evdev.EvCode]byte {
 
 // cardDecoder assembles ids from one reader's key events.
 type cardDecoder struct {
-	buf  []byte
-	last time.Time
+	buf      []byte
+	last     time.Time     // the kernel's stamp of the last key: wall-clock time
+	lastRead time.Duration // when it was read, on the monotonic clock
 	// broken: keys of this id were lost or too many; it ends unread at
 	// the next Enter (or pause).
 	broken bool
 }
 
-// feed takes one event and returns an id when Enter completes one.
-func (d *cardDecoder) feed(ev evdev.InputEvent) (string, bool) {
+// feed takes one event, read at read on a monotonic clock, and returns an
+// id when Enter completes one.
+func (d *cardDecoder) feed(ev evdev.InputEvent, read time.Duration) (string, bool) {
 	switch ev.Type {
 	case evdev.EV_SYN:
 		if ev.Code == evdev.SYN_DROPPED {
@@ -69,10 +71,10 @@ func (d *cardDecoder) feed(ev evdev.InputEvent) (string, bool) {
 		return "", false
 	}
 	at := time.Unix(ev.Time.Sec, ev.Time.Usec*1000)
-	if (len(d.buf) > 0 || d.broken) && at.Sub(d.last) > keyGap {
+	if (len(d.buf) > 0 || d.broken) && d.pause(at, read) > keyGap {
 		d.reset()
 	}
-	d.last = at
+	d.last, d.lastRead = at, read
 	switch ev.Code {
 	case evdev.KEY_ENTER, evdev.KEY_KPENTER:
 		id, ok := string(d.buf), len(d.buf) > 0 && !d.broken
@@ -89,6 +91,20 @@ func (d *cardDecoder) feed(ev evdev.InputEvent) (string, bool) {
 	}
 	d.buf = append(d.buf, c)
 	return "", false
+}
+
+// pause is the time between the last key and one stamped at and read at
+// read. The kernel stamps keys with the wall clock, which keeps a reader's
+// rhythm even when playerd read the keys late, but which network time
+// steps: a step forward in the middle of an id would cut it in two. So a
+// pause is only as long as the reading saw it too, and when the stamps go
+// back (a step back) the reading alone tells.
+func (d *cardDecoder) pause(at time.Time, read time.Duration) time.Duration {
+	stamped, seen := at.Sub(d.last), read-d.lastRead
+	if stamped < 0 {
+		return seen
+	}
+	return min(stamped, seen)
 }
 
 func (d *cardDecoder) reset() {

@@ -108,11 +108,21 @@ func (ty *typist) enter() *typist {
 
 func newTypist() *typist { return &typist{at: time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)} }
 
+// decodeAll decodes events read as they were stamped.
 func decodeAll(evs []evdev.InputEvent) []string {
+	var read []time.Duration
+	for _, ev := range evs {
+		read = append(read, time.Duration(syscall.TimevalToNsec(ev.Time)-syscall.TimevalToNsec(evs[0].Time)))
+	}
+	return decodeRead(evs, read)
+}
+
+// decodeRead decodes events read at the given monotonic times.
+func decodeRead(evs []evdev.InputEvent, read []time.Duration) []string {
 	var d cardDecoder
 	var ids []string
-	for _, ev := range evs {
-		if id, ok := d.feed(ev); ok {
+	for i, ev := range evs {
+		if id, ok := d.feed(ev, read[i]); ok {
 			ids = append(ids, id)
 		}
 	}
@@ -195,5 +205,69 @@ func TestDecoderDiscardsBrokenIDs(t *testing.T) {
 		if got := decodeAll(c.evs()); !same(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// The kernel stamps keys with the wall clock. Network time stepping it by
+// an hour, forward or back, in the middle of an id does not cut the id in
+// two, and a real pause still starts a new id; a reader's keys that
+// playerd read late, all at once, are still one id.
+func TestCardIDAcrossClockSteps(t *testing.T) {
+	us := layout("us")
+	type typed struct {
+		evs  []evdev.InputEvent
+		read []time.Duration
+	}
+	// typeWith types text, each key read as stamped; then the wall clock
+	// steps by step and the reading pauses for pause.
+	typeWith := func(tp *typed, ty *typist, text string, step, pause time.Duration) {
+		n := len(ty.evs)
+		ty.text(us, text)
+		var up time.Duration
+		if len(tp.read) > 0 {
+			up = tp.read[len(tp.read)-1] + 4*time.Millisecond
+		}
+		for _, ev := range ty.evs[n:] {
+			tp.evs = append(tp.evs, ev)
+			tp.read = append(tp.read, up)
+			up += time.Millisecond
+		}
+		ty.at = ty.at.Add(step + pause)
+		if len(tp.read) > 0 {
+			tp.read[len(tp.read)-1] += pause
+		}
+	}
+	for _, c := range []struct {
+		name        string
+		step, pause time.Duration
+		want        []string
+	}{
+		{"a step forward", time.Hour, 0, []string{"0004921380"}},
+		{"a step back", -time.Hour, 0, []string{"0004921380"}},
+		{"a step forward and a pause", time.Hour, time.Second, []string{"921380"}},
+		{"a step back and a pause", -time.Hour, time.Second, []string{"921380"}},
+	} {
+		var tp typed
+		ty := newTypist()
+		typeWith(&tp, ty, "0004", c.step, c.pause)
+		typeWith(&tp, ty, "921380", 0, 0)
+		ty.evs = ty.evs[:0]
+		ty.enter()
+		for _, ev := range ty.evs {
+			tp.evs = append(tp.evs, ev)
+			tp.read = append(tp.read, tp.read[len(tp.read)-1]+time.Millisecond)
+		}
+		if got := decodeRead(tp.evs, tp.read); !same(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Keys typed a few milliseconds apart, read late and all at once.
+	ty := newTypist().text(us, "0004921380").enter()
+	late := make([]time.Duration, len(ty.evs))
+	for i := range late {
+		late[i] = time.Second
+	}
+	if got := decodeRead(ty.evs, late); !same(got, []string{"0004921380"}) {
+		t.Errorf("read late at once: %v", got)
 	}
 }

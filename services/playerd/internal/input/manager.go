@@ -374,12 +374,13 @@ func (m *Manager) setDevices(claimed map[string]*claim, listErr string) {
 // number cut off by the unplug dies with the decoder.
 func (m *Manager) readCards(ctx context.Context, c *claim) {
 	var dec cardDecoder
+	start := time.Now() // the reads' monotonic clock
 	for {
 		ev, err := c.dev.ReadOne()
 		if err != nil {
 			return
 		}
-		if id, ok := dec.feed(*ev); ok {
+		if id, ok := dec.feed(*ev, time.Since(start)); ok {
 			m.o.Cards.Card(ctx, id, c.st.Name)
 		}
 	}

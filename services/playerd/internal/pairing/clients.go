@@ -22,9 +22,12 @@ type client struct {
 	Hash     string    `json:"token_sha256"` // hex
 	PairedAt time.Time `json:"paired_at"`
 	LastUsed time.Time `json:"last_used,omitzero"`
-	// lastSaved is the LastUsed the file has: last use is written at most
-	// once per lastUsedEvery, not on every request to the SD card.
-	lastSaved time.Time
+	// savedAt is the uptime when LastUsed was last written, if it was in
+	// this run: last use is written at most once per lastUsedEvery (of
+	// uptime, so a step of the wall clock changes nothing), not on every
+	// request to the SD card.
+	savedAt time.Duration
+	saved   bool
 }
 
 const lastUsedEvery = time.Hour
@@ -51,7 +54,6 @@ func load(path string) ([]*client, error) {
 		if c == nil || checkClientID(c.ID) != nil || len(c.Hash) != 2*sha256.Size {
 			continue // a damaged entry: that client pairs again
 		}
-		c.lastSaved = c.LastUsed
 		out = append(out, c)
 	}
 	return out, nil
@@ -98,20 +100,20 @@ func (m *Manager) Authenticate(token string) (Client, error) {
 	if found == nil {
 		return Client{}, ErrBadToken
 	}
-	now := m.cfg.Now()
+	up := m.cfg.Clock.Uptime()
 	b := m.buckets[found.ID]
 	if b == nil {
 		b = NewBucket(m.cfg.RequestEvery, m.cfg.RequestBurst)
 		m.buckets[found.ID] = b
 	}
-	if ok, retry := b.Take(now); !ok {
+	if ok, retry := b.Take(up); !ok {
 		return Client{}, fault.Retry(fault.Busy, retry, "too many requests from this client")
 	}
-	found.LastUsed = now.UTC()
-	if found.LastUsed.Sub(found.lastSaved) >= lastUsedEvery {
+	found.LastUsed = m.cfg.Clock.Now().UTC()
+	if !found.saved || up-found.savedAt >= lastUsedEvery {
 		// Best effort: a failed write only loses the last-use time.
 		if save(m.cfg.File, m.clients) == nil {
-			found.lastSaved = found.LastUsed
+			found.savedAt, found.saved = up, true
 		}
 	}
 	return Client{ID: found.ID, Name: found.Name, Scopes: slices.Clone(found.Scopes)}, nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 )
 
 // Limits of the contract.
@@ -46,7 +47,11 @@ var (
 type Config struct {
 	File     string // the clients file (tokens hashed), mode 0600
 	DeviceID string // the box's persistent id, returned with every token
-	Now      func() time.Time
+	// Clock: the window, codes, cooldown and request budgets are
+	// durations, on its uptime, so a step of the wall clock neither closes
+	// them early nor keeps them open; the wall clock only stamps when a
+	// client paired and was last seen. Nil: the machine's clock.
+	Clock clock.Clock
 	// Window, Lifetime and Cooldown default to the contract's values.
 	Window, Lifetime, Cooldown time.Duration
 	// OnChange is called (without locks held) when what the screen shows
@@ -64,11 +69,12 @@ type Config struct {
 type Manager struct {
 	cfg Config
 
+	// Deadlines are uptimes; 0 is none.
 	mu       sync.Mutex
-	window   time.Time // approval window open until
-	allowed  []Scope   // what the parent allowed with the window
+	window   time.Duration // approval window open until
+	allowed  []Scope       // what the parent allowed with the window
 	pending  *pending
-	cooldown time.Time
+	cooldown time.Duration
 	clients  []*client
 	buckets  map[string]*Bucket // per client id
 	starts   *Bucket            // pair/start, box-wide
@@ -98,7 +104,7 @@ func (m *Manager) notify() {
 type pending struct {
 	id, clientID, clientName, code string
 	requested, granted             []Scope
-	expires                        time.Time
+	expires                        time.Duration // uptime
 	fails                          int
 }
 
@@ -106,8 +112,8 @@ type pending struct {
 // to a working Manager without clients: the file stays for a parent to
 // look at, and every client must pair again.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewSystem()
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
@@ -140,31 +146,30 @@ func (m *Manager) DeviceID() string { return m.cfg.DeviceID }
 
 // Enable opens the approval window for the given scopes (nil: the
 // default): for Window, one client may start a pairing, and is granted what
-// it requested of these. It returns when the window closes.
-func (m *Manager) Enable(allowed []Scope) (time.Time, error) {
+// it requested of these. It returns how long the window stays open.
+func (m *Manager) Enable(allowed []Scope) (time.Duration, error) {
 	if len(allowed) == 0 {
 		allowed = DefaultScopes
 	}
 	m.mu.Lock()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Uptime()
 	m.expire(now)
 	if m.pending != nil {
 		m.mu.Unlock()
-		return time.Time{}, ErrInProgress
+		return 0, ErrInProgress
 	}
-	m.window, m.allowed = now.Add(m.cfg.Window), slices.Clone(allowed)
-	until := m.window
+	m.window, m.allowed = now+m.cfg.Window, slices.Clone(allowed)
 	m.mu.Unlock()
 	m.notify()
-	return until, nil
+	return m.cfg.Window, nil
 }
 
 // Cancel closes the window and voids a pending pairing: the parent
 // changed their mind, or tapped Cancel on the screen.
 func (m *Manager) Cancel() {
 	m.mu.Lock()
-	changed := m.pending != nil || m.cfg.Now().Before(m.window)
-	m.pending, m.window = nil, time.Time{}
+	changed := m.pending != nil || m.cfg.Clock.Uptime() < m.window
+	m.pending, m.window = nil, 0
 	m.mu.Unlock()
 	if changed {
 		m.notify()
@@ -204,7 +209,7 @@ func (m *Manager) Start(req StartRequest) (Started, error) {
 		}
 	}
 	m.mu.Lock()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Uptime()
 	changed := m.expire(now)
 	p, err := m.start(now, req.ClientID, name, requested)
 	m.mu.Unlock()
@@ -217,9 +222,9 @@ func (m *Manager) Start(req StartRequest) (Started, error) {
 	return Started{PairingID: p.id, ExpiresIn: int(m.cfg.Lifetime / time.Second), CodeLength: CodeLength, Confirmation: "display_code"}, nil
 }
 
-func (m *Manager) start(now time.Time, clientID, name string, requested []Scope) (*pending, error) {
-	if now.Before(m.cooldown) {
-		return nil, fault.Retry(fault.Busy, m.cooldown.Sub(now), "too many wrong codes; try again later")
+func (m *Manager) start(now time.Duration, clientID, name string, requested []Scope) (*pending, error) {
+	if now < m.cooldown {
+		return nil, fault.Retry(fault.Busy, m.cooldown-now, "too many wrong codes; try again later")
 	}
 	if ok, retry := m.starts.Take(now); !ok {
 		return nil, fault.Retry(fault.Busy, retry, "too many pairing starts; try again later")
@@ -227,7 +232,7 @@ func (m *Manager) start(now time.Time, clientID, name string, requested []Scope)
 	if m.pending != nil {
 		return nil, ErrInProgress
 	}
-	if !now.Before(m.window) {
+	if now >= m.window {
 		return nil, ErrNotEnabled
 	}
 	granted := intersect(requested, m.allowed)
@@ -239,8 +244,8 @@ func (m *Manager) start(now time.Time, clientID, name string, requested []Scope)
 		return nil, err
 	}
 	m.pending = &pending{id: uuid.NewString(), clientID: clientID, clientName: name, code: code,
-		requested: requested, granted: granted, expires: now.Add(m.cfg.Lifetime)}
-	m.window = time.Time{}
+		requested: requested, granted: granted, expires: now + m.cfg.Lifetime}
+	m.window = 0
 	return m.pending, nil
 }
 
@@ -273,7 +278,7 @@ func (m *Manager) Confirm(req ConfirmRequest) (Grant, error) {
 		return Grant{}, fault.New(fault.Invalid, "pairing_id and client_id are required")
 	}
 	m.mu.Lock()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Uptime()
 	changed := m.expire(now)
 	g, voided, err := m.confirm(now, req, code)
 	m.mu.Unlock()
@@ -283,7 +288,7 @@ func (m *Manager) Confirm(req ConfirmRequest) (Grant, error) {
 	return g, err
 }
 
-func (m *Manager) confirm(now time.Time, req ConfirmRequest, code string) (Grant, bool, error) {
+func (m *Manager) confirm(now time.Duration, req ConfirmRequest, code string) (Grant, bool, error) {
 	if ok, retry := m.confirms.Take(now); !ok {
 		return Grant{}, false, fault.Retry(fault.Busy, retry, "too many pairing attempts; try again later")
 	}
@@ -297,7 +302,7 @@ func (m *Manager) confirm(now time.Time, req ConfirmRequest, code string) (Grant
 		p.fails++
 		if p.fails >= MaxAttempts {
 			m.pending = nil
-			m.cooldown = now.Add(m.cfg.Cooldown)
+			m.cooldown = now + m.cfg.Cooldown
 			return Grant{}, true, ErrWrongCode
 		}
 		return Grant{}, false, ErrWrongCode
@@ -306,7 +311,7 @@ func (m *Manager) confirm(now time.Time, req ConfirmRequest, code string) (Grant
 	if err != nil {
 		return Grant{}, false, err
 	}
-	c := &client{ID: p.clientID, Name: p.clientName, Scopes: p.granted, Hash: hashToken(token), PairedAt: now.UTC()}
+	c := &client{ID: p.clientID, Name: p.clientName, Scopes: p.granted, Hash: hashToken(token), PairedAt: m.cfg.Clock.Now().UTC()}
 	next := []*client{c}
 	for _, o := range m.clients {
 		if o.ID != c.ID { // one token per client: pairing again replaces it
@@ -326,13 +331,13 @@ func (m *Manager) confirm(now time.Time, req ConfirmRequest, code string) (Grant
 
 // expire drops a pending pairing or window whose time is up, and reports
 // whether the screen must change. Called with mu held.
-func (m *Manager) expire(now time.Time) bool {
+func (m *Manager) expire(now time.Duration) bool {
 	changed := false
-	if m.pending != nil && !now.Before(m.pending.expires) {
+	if m.pending != nil && now >= m.pending.expires {
 		m.pending, changed = nil, true
 	}
-	if !m.window.IsZero() && !now.Before(m.window) {
-		m.window, changed = time.Time{}, true
+	if m.window != 0 && now >= m.window {
+		m.window, changed = 0, true
 	}
 	return changed
 }
@@ -344,21 +349,21 @@ type Prompt struct {
 	ClientName string
 	Requested  []Scope
 	Granted    []Scope
-	Until      time.Time // when the prompt goes away by itself
+	Left       time.Duration // until the prompt goes away by itself
 }
 
 // Prompt returns what the screen should show now, or nil.
 func (m *Manager) Prompt() *Prompt {
 	m.mu.Lock()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Uptime()
 	changed := m.expire(now)
 	var p *Prompt
 	switch {
 	case m.pending != nil:
 		p = &Prompt{Code: m.pending.code, ClientName: m.pending.clientName, Requested: m.pending.requested,
-			Granted: m.pending.granted, Until: m.pending.expires}
-	case !m.window.IsZero():
-		p = &Prompt{Granted: m.allowed, Until: m.window}
+			Granted: m.pending.granted, Left: m.pending.expires - now}
+	case m.window != 0:
+		p = &Prompt{Granted: m.allowed, Left: m.window - now}
 	}
 	m.mu.Unlock()
 	if changed {
@@ -388,17 +393,17 @@ type PendingStatus struct {
 // Status reports the window, the pending pairing and the clients.
 func (m *Manager) Status() Status {
 	m.mu.Lock()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Uptime()
 	changed := m.expire(now)
-	s := Status{WindowOpen: !m.window.IsZero(), Allowed: Strings(m.allowed), Clients: m.infos()}
+	s := Status{WindowOpen: m.window != 0, Allowed: Strings(m.allowed), Clients: m.infos()}
 	if s.WindowOpen {
-		s.WindowLeft = seconds(m.window.Sub(now))
+		s.WindowLeft = seconds(m.window - now)
 	} else {
 		s.Allowed = []string{}
 	}
 	if p := m.pending; p != nil {
 		s.Pending = &PendingStatus{ClientName: p.clientName, ClientID: p.clientID, Requested: Strings(p.requested),
-			Granted: Strings(p.granted), ExpiresIn: seconds(p.expires.Sub(now))}
+			Granted: Strings(p.granted), ExpiresIn: seconds(p.expires - now)}
 	}
 	m.mu.Unlock()
 	if changed {

@@ -10,25 +10,20 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 )
-
-type clock struct{ t atomic.Int64 }
-
-func (c *clock) now() time.Time      { return time.Unix(0, c.t.Load()) }
-func (c *clock) add(d time.Duration) { c.t.Add(int64(d)) }
 
 type fixture struct {
 	m       *Manager
-	clk     *clock
+	clk     *clocktest.Clock
 	file    string
 	changes atomic.Int32
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{clk: &clock{}, file: filepath.Join(t.TempDir(), "clients.json")}
-	f.clk.t.Store(time.Date(2026, 3, 1, 19, 0, 0, 0, time.UTC).UnixNano())
-	m, err := New(Config{File: f.file, DeviceID: "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", Now: f.clk.now,
+	f := &fixture{clk: clocktest.New(time.Date(2026, 3, 1, 19, 0, 0, 0, time.UTC)), file: filepath.Join(t.TempDir(), "clients.json")}
+	m, err := New(Config{File: f.file, DeviceID: "7e1f82a4-55ab-47d7-8b60-02e8dff65b90", Clock: f.clk,
 		OnChange: func() { f.changes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +118,7 @@ func TestPairEndToEnd(t *testing.T) {
 	if fi, _ := os.Stat(f.file); fi.Mode().Perm() != 0o600 {
 		t.Errorf("clients file mode %v", fi.Mode().Perm())
 	}
-	m2, err := New(Config{File: f.file, DeviceID: "x", Now: f.clk.now})
+	m2, err := New(Config{File: f.file, DeviceID: "x", Clock: f.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +174,76 @@ func TestFiveWrongCodesVoidThePairing(t *testing.T) {
 	if fault.KindOf(err) != fault.Busy || fault.RetryAfterOf(err) <= 0 {
 		t.Errorf("start in the cooldown: %v", err)
 	}
-	f.clk.add(DefaultCooldown)
+	f.clk.Advance(DefaultCooldown)
 	f.m.Enable(nil)
 	if _, err := f.m.Start(ha); err != nil {
 		t.Errorf("start after the cooldown: %v", err)
+	}
+}
+
+// The window, the code's lifetime, the cooldown and the request budget are
+// durations: network time stepping the wall clock by a year, forward or
+// back, neither ends them early nor keeps them open.
+func TestTimeLimitsAcrossClockSteps(t *testing.T) {
+	year := 365 * 24 * time.Hour
+	f := newFixture(t)
+	if left, _ := f.m.Enable(nil); left != DefaultWindow {
+		t.Errorf("window open for %v", left)
+	}
+	f.clk.Step(year)
+	if p := f.m.Prompt(); p == nil || p.Left != DefaultWindow {
+		t.Fatalf("a step forward closed the window: %+v", p)
+	}
+	st, err := f.m.Start(ha)
+	if err != nil {
+		t.Fatalf("start after a step forward: %v", err)
+	}
+	f.clk.Step(-2 * year)
+	f.clk.Advance(DefaultLifetime - time.Second)
+	if p := f.m.Prompt(); p == nil || p.Left != time.Second {
+		t.Fatalf("the code after a step back and 299 s: %+v", p)
+	}
+	if s := f.m.Status(); s.Pending == nil || s.Pending.ExpiresIn != 1 {
+		t.Errorf("status: %+v", s.Pending)
+	}
+	f.clk.Advance(time.Second)
+	if _, err := f.m.Confirm(ConfirmRequest{PairingID: st.PairingID, ClientID: ha.ClientID, Code: "000000"}); !errors.Is(err, ErrExpired) {
+		t.Errorf("a step back kept the code alive: %v", err)
+	}
+
+	// The cooldown after five wrong codes.
+	f.m.Enable(nil)
+	st, _ = f.m.Start(ha)
+	wrong := "000000"
+	if f.m.Prompt().Code == wrong {
+		wrong = "111111"
+	}
+	for range MaxAttempts {
+		f.m.Confirm(ConfirmRequest{PairingID: st.PairingID, ClientID: ha.ClientID, Code: wrong})
+	}
+	f.clk.Step(year)
+	f.m.Enable(nil)
+	if _, err := f.m.Start(ha); fault.RetryAfterOf(err) != DefaultCooldown {
+		t.Errorf("start after a step forward in the cooldown: %v (Retry-After %v)", err, fault.RetryAfterOf(err))
+	}
+	f.clk.Step(-year)
+	f.clk.Advance(DefaultCooldown)
+	f.m.Enable(nil)
+	if _, err := f.m.Start(ha); err != nil {
+		t.Errorf("start after the cooldown and a step back: %v", err)
+	}
+
+	// A step back does not starve a client's request budget.
+	f.m.Cancel()
+	f.m.cooldown, f.m.starts, f.m.confirms = 0, NewBucket(time.Nanosecond, 100), NewBucket(time.Nanosecond, 100)
+	g := f.pair(t)
+	for range 30 {
+		f.m.Authenticate(g.AccessToken)
+	}
+	f.clk.Step(-year)
+	f.clk.Advance(time.Second)
+	if _, err := f.m.Authenticate(g.AccessToken); err != nil {
+		t.Errorf("a second after a step back: %v", err)
 	}
 }
 
@@ -206,7 +267,7 @@ func TestTimeLimits(t *testing.T) {
 	f := newFixture(t)
 	// The window closes by itself.
 	f.m.Enable(nil)
-	f.clk.add(DefaultWindow)
+	f.clk.Advance(DefaultWindow)
 	if _, err := f.m.Start(ha); !errors.Is(err, ErrNotEnabled) {
 		t.Errorf("start after the window: %v", err)
 	}
@@ -220,11 +281,11 @@ func TestTimeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := f.m.Prompt().Code
-	f.clk.add(DefaultLifetime - time.Second)
+	f.clk.Advance(DefaultLifetime - time.Second)
 	if f.m.Prompt() == nil {
 		t.Error("code gone before its time")
 	}
-	f.clk.add(time.Second)
+	f.clk.Advance(time.Second)
 	if f.m.Prompt() != nil {
 		t.Error("expired code still on screen")
 	}
@@ -297,7 +358,7 @@ func TestRequestBudgetPerClient(t *testing.T) {
 	if n != 30 || fault.KindOf(err) != fault.Busy || fault.RetryAfterOf(err) <= 0 {
 		t.Errorf("limited after %d requests with %v; want 30, then busy with a retry time", n, err)
 	}
-	f.clk.add(time.Second)
+	f.clk.Advance(time.Second)
 	for range 10 {
 		if _, err := f.m.Authenticate(g.AccessToken); err != nil {
 			t.Fatalf("a second later: %v", err)

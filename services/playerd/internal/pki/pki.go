@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -52,7 +53,8 @@ const (
 // The CA's validity is fixed and wide: the box has no real-time clock, so
 // at its first start its clock may be years off, and a CA that expired or
 // is not yet valid would undo every pairing. The server certificate carries
-// the real clock and is renewed when the clock turns out to have been wrong.
+// the real clock and is renewed when the clock turns out to have been wrong
+// (Ensure says when).
 var (
 	caNotBefore = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	caNotAfter  = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) // RFC 5280: no well-defined expiry
@@ -60,11 +62,13 @@ var (
 
 // Config says where the identity lives and how long certificates last.
 type Config struct {
-	Dir         string           // created 0700 if missing
-	Name        string           // the CA's common name, e.g. "storybox kinderzimmer"
-	Now         func() time.Time // nil: time.Now
-	Validity    time.Duration    // of a server certificate; 0: DefaultValidity
-	RenewBefore time.Duration    // renew this long before expiry; 0: DefaultRenewBefore
+	Dir  string // created 0700 if missing
+	Name string // the CA's common name, e.g. "storybox kinderzimmer"
+	// Clock's wall clock dates the certificates: their validity is
+	// calendar time. Nil: the machine's clock.
+	Clock       clock.Clock
+	Validity    time.Duration // of a server certificate; 0: DefaultValidity
+	RenewBefore time.Duration // renew this long before expiry; 0: DefaultRenewBefore
 }
 
 // Identity is the CA and the current server certificate. Safe for
@@ -117,8 +121,8 @@ func (h Hosts) equal(o Hosts) bool {
 // (name.corrupt) and replaced; the returned error then tells so for the log,
 // next to a working Identity. A nil Identity means the directory is unusable.
 func Open(cfg Config) (*Identity, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewSystem()
 	}
 	if cfg.Validity <= 0 {
 		cfg.Validity = DefaultValidity
@@ -199,24 +203,49 @@ func spkiHex(der []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Ensure makes sure the server certificate is valid for hosts and not
-// close to expiry, issuing a new one when it is not: when the box's names
-// or addresses changed, when it expires within RenewBefore, or when the
-// clock is before its start (the clock was wrong when it was made). It
-// reports whether it issued one.
+// Ensure makes sure the server certificate is valid for hosts and current,
+// issuing a new one when it is not, and reports whether it did. The
+// certificate's dates are calendar time, read on the wall clock, which
+// network time steps (docs/faults.md, "The clock steps"):
+//
+//   - With a set clock (clock.IsSet) a certificate is renewed when it
+//     expires within RenewBefore (also after a step forward of months),
+//     when the clock is before its start (it was made while the clock was
+//     ahead: clients with a right clock would find it not yet valid), when
+//     it was made before the clock was set, and when the box's names or
+//     addresses changed. A new one runs from an hour ago for Validity.
+//   - Before the clock is set (a Pi boots in 1970 and stays there until
+//     network time arrives, which on a home network without internet is
+//     never) dates are not judged: the certificate made at a known time
+//     stays, and new names or addresses get it again with the same dates.
+//     Only a box that never had a set clock gets a certificate dated from
+//     the wrong clock, valid from then until the CA ends; the first check
+//     after the clock is set replaces it.
 func (id *Identity) Ensure(hosts Hosts) (bool, error) {
 	hosts = hosts.normal()
 	id.mu.Lock()
 	defer id.mu.Unlock()
-	now := id.cfg.Now()
+	now := id.cfg.Clock.Now()
+	from, until := now.Add(-time.Hour), now.Add(id.cfg.Validity)
 	if cur := id.leaf.Load(); cur != nil {
 		old := id.hosts.Load()
-		fresh := !now.Before(cur.Leaf.NotBefore) && now.Before(cur.Leaf.NotAfter.Add(-id.cfg.RenewBefore))
-		if fresh && old != nil && old.equal(hosts) {
-			return false, nil
+		same := old != nil && old.equal(hosts)
+		if clock.IsSet(now) {
+			fresh := !now.Before(cur.Leaf.NotBefore) && now.Before(cur.Leaf.NotAfter.Add(-id.cfg.RenewBefore)) &&
+				clock.IsSet(cur.Leaf.NotBefore.Add(time.Hour))
+			if fresh && same {
+				return false, nil
+			}
+		} else {
+			if same {
+				return false, nil
+			}
+			from, until = cur.Leaf.NotBefore, cur.Leaf.NotAfter
 		}
+	} else if !clock.IsSet(now) {
+		until = caNotAfter
 	}
-	cert, err := id.issue(hosts, now)
+	cert, err := id.issue(hosts, from, until)
 	if err != nil {
 		return false, err
 	}
@@ -264,7 +293,7 @@ func (id *Identity) TLSConfig() *tls.Config {
 	}
 }
 
-func (id *Identity) issue(h Hosts, now time.Time) (*tls.Certificate, error) {
+func (id *Identity) issue(h Hosts, notBefore, notAfter time.Time) (*tls.Certificate, error) {
 	serial, err := serialNumber()
 	if err != nil {
 		return nil, err
@@ -274,8 +303,8 @@ func (id *Identity) issue(h Hosts, now time.Time) (*tls.Certificate, error) {
 		// A subject keeps strict verifiers (OpenSSL's X509_STRICT, which
 		// Python's default context sets) from demanding a critical SAN.
 		Subject:     pkix.Name{CommonName: firstName(h)},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(id.cfg.Validity),
+		NotBefore:   notBefore,
+		NotAfter:    notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    h.Names,

@@ -7,24 +7,20 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/clock"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 )
 
-type clock struct{ t atomic.Int64 }
-
-func newClock(t time.Time) *clock { c := &clock{}; c.t.Store(t.UnixNano()); return c }
-func (c *clock) now() time.Time   { return time.Unix(0, c.t.Load()) }
-func (c *clock) add(d time.Duration) {
-	c.t.Add(int64(d))
-}
+func newClock(t time.Time) *clocktest.Clock { return clocktest.New(t) }
 
 var boxHosts = Hosts{Names: []string{"box", "box.local"}, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("127.0.0.1")}}
 
-func open(t *testing.T, dir string, c *clock) *Identity {
+func open(t *testing.T, dir string, c *clocktest.Clock) *Identity {
 	t.Helper()
-	id, err := Open(Config{Dir: dir, Now: c.now})
+	id, err := Open(Config{Dir: dir, Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +33,7 @@ func verify(t *testing.T, id *Identity, host string) error {
 	if !pool.AppendCertsFromPEM(id.CAPEM()) {
 		t.Fatal("CA PEM does not parse")
 	}
-	_, err := id.Leaf().Verify(x509.VerifyOptions{Roots: pool, DNSName: host, CurrentTime: id.cfg.Now(),
+	_, err := id.Leaf().Verify(x509.VerifyOptions{Roots: pool, DNSName: host, CurrentTime: id.cfg.Clock.Now(),
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	return err
 }
@@ -114,11 +110,11 @@ func TestRenewalKeepsTheKey(t *testing.T) {
 		t.Error("renewed for the same hosts")
 	}
 	// Time passes: renewed once inside the renewal margin, not before.
-	c.add(DefaultValidity - DefaultRenewBefore - time.Hour)
+	c.Advance(DefaultValidity - DefaultRenewBefore - time.Hour)
 	if issued, _ := id.Ensure(moved); issued {
 		t.Error("renewed too early")
 	}
-	c.add(2 * time.Hour)
+	c.Advance(2 * time.Hour)
 	if issued, _ := id.Ensure(moved); !issued {
 		t.Error("not renewed inside the renewal margin")
 	}
@@ -128,11 +124,112 @@ func TestRenewalKeepsTheKey(t *testing.T) {
 	if id.Fingerprint() != fp || SPKIFingerprint(id.Leaf()) != fp || id.Leaf().SerialNumber.Cmp(first.SerialNumber) == 0 {
 		t.Error("renewal changed the key or kept the certificate")
 	}
-	// The clock was wrong when the certificate was made: a clock before
-	// its start renews it too.
-	c.add(-5 * 365 * 24 * time.Hour)
+}
+
+// Network time steps the wall clock by months in either direction. A step
+// forward into the renewal margin renews, once; a step back within the
+// certificate's life changes nothing; a step back before its start (it was
+// made while the clock ran ahead) renews, so clients with a right clock do
+// not see a certificate that is not yet valid.
+func TestCertificateAcrossClockSteps(t *testing.T) {
+	day := 24 * time.Hour
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c := newClock(start)
+	id := open(t, t.TempDir(), c)
+	if _, err := id.Ensure(boxHosts); err != nil {
+		t.Fatal(err)
+	}
+	first := id.Leaf()
+	c.Step(DefaultValidity - DefaultRenewBefore - day) // near renewal, not in it
+	if issued, _ := id.Ensure(boxHosts); issued {
+		t.Fatal("renewed a day before the renewal margin")
+	}
+	c.Step(-30 * day) // back, still after the start
+	if issued, _ := id.Ensure(boxHosts); issued {
+		t.Fatal("renewed after a step back within the certificate's life")
+	}
+	c.Step(31*day + time.Minute) // into the margin
+	if issued, _ := id.Ensure(boxHosts); !issued {
+		t.Fatal("not renewed after a step forward into the renewal margin")
+	}
+	if issued, _ := id.Ensure(boxHosts); issued {
+		t.Fatal("renewed twice")
+	}
+	second := id.Leaf()
+	if !second.NotBefore.Equal(c.Now().Add(-time.Hour)) || !second.NotAfter.Equal(c.Now().Add(DefaultValidity)) {
+		t.Errorf("renewed for %v..%v at %v", second.NotBefore, second.NotAfter, c.Now())
+	}
+	// A year too far (a wrong time server), then corrected.
+	c.Step(365 * day)
+	if issued, _ := id.Ensure(boxHosts); !issued {
+		t.Fatal("not renewed after the certificate expired")
+	}
+	c.Set(start.Add(2 * day))
+	if issued, _ := id.Ensure(boxHosts); !issued {
+		t.Fatal("a certificate that starts in the future was kept")
+	}
+	if err := verify(t, id, "box"); err != nil {
+		t.Errorf("after the correction: %v", err)
+	}
+	if issued, _ := id.Ensure(boxHosts); issued {
+		t.Fatal("renewed again without a change")
+	}
+	if id.Leaf().NotBefore.After(c.Now()) || id.Leaf().SerialNumber.Cmp(first.SerialNumber) == 0 {
+		t.Errorf("certificate %v..%v at %v", id.Leaf().NotBefore, id.Leaf().NotAfter, c.Now())
+	}
+}
+
+// Before network time sets the clock (a Pi boots in 1970) the box cannot
+// tell a current certificate from an old one, and one dated now would be
+// decades expired for every client: the certificate made at a known time
+// stays, also across a restart, and a new address gets it with the same
+// dates. Once the clock is set it is judged as usual.
+func TestCertificateBeforeTheClockIsSet(t *testing.T) {
+	dir := t.TempDir()
+	set := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c := newClock(set)
+	id := open(t, dir, c)
+	if _, err := id.Ensure(boxHosts); err != nil {
+		t.Fatal(err)
+	}
+	made := id.Leaf()
+
+	boot := newClock(time.Date(1970, 1, 1, 0, 0, 12, 0, time.UTC))
+	id = open(t, dir, boot)
+	if issued, err := id.Ensure(boxHosts); issued || err != nil {
+		t.Fatalf("a 1970 clock replaced the certificate: %v %v", issued, err)
+	}
+	moved := Hosts{Names: boxHosts.Names, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.77")}}
 	if issued, _ := id.Ensure(moved); !issued {
-		t.Error("not renewed for a clock before the certificate's start")
+		t.Fatal("no certificate for a new address")
+	}
+	if l := id.Leaf(); !l.NotBefore.Equal(made.NotBefore) || !l.NotAfter.Equal(made.NotAfter) {
+		t.Errorf("new address before the clock is set: %v..%v, want the dates of %v..%v", l.NotBefore, l.NotAfter, made.NotBefore, made.NotAfter)
+	}
+	boot.Set(set.Add(24 * time.Hour)) // network time
+	if issued, _ := id.Ensure(moved); issued {
+		t.Error("a current certificate renewed when the clock was set")
+	}
+
+	// A box that never had a set clock: a certificate from the wrong
+	// clock that clients accept until the clock is set, then a real one.
+	never := newClock(time.Date(1970, 1, 1, 0, 0, 12, 0, time.UTC))
+	fresh := open(t, t.TempDir(), never)
+	if issued, _ := fresh.Ensure(boxHosts); !issued {
+		t.Fatal("no certificate at all")
+	}
+	if l := fresh.Leaf(); l.NotBefore.After(never.Now()) || l.NotAfter.Before(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("certificate of an unset clock: %v..%v", l.NotBefore, l.NotAfter)
+	}
+	if issued, _ := fresh.Ensure(boxHosts); issued {
+		t.Error("renewed while the clock is still not set")
+	}
+	never.Set(clock.Floor.Add(400 * 24 * time.Hour))
+	if issued, _ := fresh.Ensure(boxHosts); !issued {
+		t.Fatal("the certificate of the unset clock was kept once the clock was set")
+	}
+	if err := verify(t, fresh, "box"); err != nil || fresh.Leaf().NotAfter.After(never.Now().Add(DefaultValidity)) {
+		t.Errorf("after the clock was set: %v, until %v", err, fresh.Leaf().NotAfter)
 	}
 }
 
@@ -143,7 +240,7 @@ func TestUnusableFilesAreMovedAsideAndReplaced(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, CAKeyFile), []byte("not a key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id, err := Open(Config{Dir: dir, Now: c.now})
+	id, err := Open(Config{Dir: dir, Clock: c})
 	if id == nil {
 		t.Fatalf("no identity: %v", err)
 	}
@@ -254,7 +351,7 @@ func BenchmarkIssue(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := id.issue(boxHosts.normal(), time.Now()); err != nil {
+		if _, err := id.issue(boxHosts.normal(), time.Now(), time.Now().Add(DefaultValidity)); err != nil {
 			b.Fatal(err)
 		}
 	}

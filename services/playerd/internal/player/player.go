@@ -528,10 +528,25 @@ func (p *Player) recordResume() {
 		return
 	}
 	p.saved.Resume[p.folder.ID] = state.ResumePoint{
-		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: time.Now().UTC(),
+		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: resumeStamp(time.Now(), p.saved.Resume),
 	}
 	p.recordEpisode(p.saved.Resume[p.folder.ID])
 	p.dirty = true
+}
+
+// resumeStamp dates a new resume point at now. The dates are an order (the
+// home screen's places to continue, the podcast episode whose place goes
+// first), so a new point is never dated before a saved one: after the wall
+// clock stepped back, or before it is set (a Pi boots in 1970), the place
+// just left would otherwise be the oldest, and the first one dropped.
+func resumeStamp(now time.Time, saved map[string]state.ResumePoint) time.Time {
+	now = now.UTC().Round(0)
+	for _, rp := range saved {
+		if !now.After(rp.UpdatedAt) {
+			now = rp.UpdatedAt.Add(time.Millisecond)
+		}
+	}
+	return now
 }
 
 func invalid(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }

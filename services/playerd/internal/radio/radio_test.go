@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 )
@@ -291,4 +293,49 @@ func TestRunRefreshesDueFeeds(t *testing.T) {
 	if fs.hits.Load() != hits+1 {
 		t.Errorf("%d fetches, want one more", fs.hits.Load()-hits)
 	}
+}
+
+// A feed fetched in this run is due after RefreshEvery of uptime, whatever
+// network time does to the wall clock; one known from the cache of an
+// earlier run is judged by its date, and a date the clock has not reached
+// (it stepped back, or is not set yet) makes it due rather than never.
+func TestFeedRefreshAcrossClockSteps(t *testing.T) {
+	fs := &feedServer{}
+	fs.doc.Store(feedDoc)
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	dir := t.TempDir()
+	clk := clocktest.New(time.Date(2026, 3, 23, 10, 0, 0, 0, time.UTC))
+	s, err := New(dir, Options{Policy: testPolicy, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddPodcast(context.Background(), Podcast{URL: srv.URL + "/feed.xml", Name: "Meine Geschichten"}); err != nil {
+		t.Fatal(err)
+	}
+	hits := fs.hits.Load()
+	fetched := func(what string, want int32) {
+		t.Helper()
+		s.refreshDue(context.Background())
+		if got := fs.hits.Load() - hits; got != want {
+			t.Fatalf("%s: %d fetches, want %d", what, got, want)
+		}
+		hits = fs.hits.Load()
+	}
+	clk.Step(-365 * 24 * time.Hour)
+	fetched("after a step back by a year", 0)
+	clk.Step(2 * 365 * 24 * time.Hour)
+	fetched("after a step forward by a year", 0)
+	clk.Advance(6 * time.Hour)
+	fetched("after 6 hours", 1)
+
+	// The next start, with the clock in 1970: the cached date lies ahead.
+	boot := clocktest.New(time.Date(1970, 1, 1, 0, 0, 9, 0, time.UTC))
+	again, err := New(dir, Options{Policy: testPolicy, Clock: boot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = again
+	fetched("a cached feed dated after the clock", 1)
+	fetched("the same feed, fetched in this run", 0)
 }

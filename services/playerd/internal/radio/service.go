@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/podcast"
@@ -35,6 +36,11 @@ type Options struct {
 	// OnChange hears of every change of the folders (a new station, a
 	// refreshed feed); it must not block.
 	OnChange func()
+	// Clock: a feed fetched in this run is due RefreshEvery of its uptime
+	// later; one known only from the cache, by the age of its wall-clock
+	// date (a date in the future means the clock stepped back or is not
+	// set yet, and makes it due). Nil: the machine's clock.
+	Clock clock.Clock
 }
 
 // Service keeps the configuration and the feeds. It is safe for concurrent
@@ -60,6 +66,9 @@ type feedState struct {
 	URL       string        `json:"url"` // the feed the state is of
 	CheckedAt time.Time     `json:"checked_at"`
 	Error     string        `json:"error,omitempty"`
+	// checkedUp is the uptime of the fetch, when it was in this run.
+	checkedUp time.Duration
+	thisRun   bool
 }
 
 // New loads radio.json and the feed cache from dir. A file that cannot be
@@ -74,6 +83,9 @@ func New(dir string, o Options) (*Service, error) {
 	}
 	if o.OnChange == nil {
 		o.OnChange = func() {}
+	}
+	if o.Clock == nil {
+		o.Clock = clock.NewSystem()
 	}
 	s := &Service{dir: dir, opts: o, wake: make(chan struct{}, 1),
 		client: o.Policy.Client(fetch.Options{ReadTimeout: 15 * time.Second}),
@@ -381,7 +393,7 @@ func (s *Service) fetchFeed(ctx context.Context, raw string, old *feedState) (*f
 		}
 		return nil, err
 	}
-	fs := &feedState{URL: raw, Cache: next, CheckedAt: time.Now().UTC()}
+	fs := &feedState{URL: raw, Cache: next, CheckedAt: s.opts.Clock.Now().UTC(), checkedUp: s.opts.Clock.Uptime(), thisRun: true}
 	if !changed {
 		fs.Feed = old.Feed
 		return fs, nil
@@ -428,6 +440,19 @@ func (s *Service) refresh(ctx context.Context, p Podcast) error {
 	return err
 }
 
+// due tells whether p's feed is to be fetched, at wall time now and uptime
+// up.
+func (s *Service) due(f *feedState, p Podcast, now time.Time, up time.Duration) bool {
+	switch {
+	case f == nil || f.URL != p.URL:
+		return true
+	case f.thisRun:
+		return up-f.checkedUp >= s.opts.RefreshEvery
+	}
+	age := now.Sub(f.CheckedAt)
+	return age < 0 || age >= s.opts.RefreshEvery
+}
+
 func (s *Service) indexPodcast(id string) (int, bool) {
 	i := slices.IndexFunc(s.cfg.Podcasts, func(x Podcast) bool { return x.ID == id })
 	return i, i >= 0
@@ -464,11 +489,11 @@ func (s *Service) Run(ctx context.Context) {
 }
 
 func (s *Service) refreshDue(ctx context.Context) {
+	now, up := s.opts.Clock.Now(), s.opts.Clock.Uptime()
 	s.mu.RLock()
 	var due []Podcast
 	for _, p := range s.cfg.Podcasts {
-		f := s.feeds[p.ID]
-		if f == nil || f.URL != p.URL || time.Since(f.CheckedAt) >= s.opts.RefreshEvery {
+		if s.due(s.feeds[p.ID], p, now, up) {
 			due = append(due, p)
 		}
 	}

@@ -23,14 +23,10 @@ func LocalZone() *time.Location { return time.Local }
 
 // How far the rules trust the clock, as GET /api/status tells it.
 const (
-	ClockSet       = "set"       // the wall clock is past clockFloor: network time is set
+	ClockSet       = "set"       // the wall clock is past clock.Floor: network time is set
 	ClockEstimated = "estimated" // the last time saved plus the uptime since playerd started
 	ClockUnknown   = "unknown"   // neither: time windows are not judged
 )
-
-// clockFloor: a wall clock before it has not been set. This code did not
-// exist before then, so no correct clock ever reads earlier.
-var clockFloor = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // estimator tells the time when the clock cannot: the newest time saved
 // (before a restart or power cut) plus the uptime since this start. After
@@ -44,7 +40,7 @@ type estimator struct {
 
 func (e *estimator) now() (time.Time, string) {
 	wall := e.clock.Now()
-	if !wall.Before(clockFloor) {
+	if clock.IsSet(wall) {
 		e.base, e.baseUptime = wall, e.clock.Uptime()
 		return wall, ClockSet
 	}

@@ -178,9 +178,9 @@ func (k *Keeper) ending(m moment, st player.Status) *ending {
 		left := time.Duration((lim - k.use.Seconds) * float64(time.Second))
 		consider(ReasonDailyLimit, m.up+max(left, 0), k.cfg.Fade)
 	}
-	// Bedtime ends music that began before the night; what began in it
-	// passed the gate (bedtime content, or an administrator).
-	if m.in && !exempt && !(mine && s.overrode[ReasonBedtime]) && (!mine || s.start.Before(m.night.start)) {
+	// Bedtime ends music that the gate did not admit in this night; what
+	// it admitted passed as bedtime content or an administrator's start.
+	if m.in && !exempt && !(mine && s.overrode[ReasonBedtime]) && (!mine || !s.night.Equal(m.night.start)) {
 		if g := k.rules.Bedtime.GraceMinutes; g > 0 {
 			at := m.night.start.Add(time.Duration(g) * time.Minute).Sub(m.now)
 			consider(ReasonBedtime, m.up+max(at, 0), k.cfg.Fade)
@@ -328,7 +328,7 @@ func (k *Keeper) ended(reason string) {
 		k.sleepSeq++
 	}
 	use := k.use
-	refusal := limitRefusal(m)
+	refusal := k.limitRefusal(m)
 	k.mu.Unlock()
 	if reason == ReasonDailyLimit {
 		k.cfg.Save(use, state.Urgent)

@@ -8,35 +8,10 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
-
-// shifted is a wall clock that reads base when it is made and then runs
-// with the time of the test (inside a synctest bubble, the bubble's fake
-// time, which moves only when every goroutine waits).
-type shifted struct {
-	mu    sync.Mutex
-	base  time.Time
-	start time.Time
-}
-
-func newShifted(base time.Time) *shifted { return &shifted{base: base, start: time.Now()} }
-
-func (c *shifted) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.base.Add(time.Since(c.start))
-}
-
-func (c *shifted) Uptime() time.Duration { return time.Since(c.start) }
-
-// set jumps the wall clock (network time arriving); uptime runs on.
-func (c *shifted) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.base = t.Add(-time.Since(c.start))
-}
 
 // fakePlayer is a player that obeys the gate as the real one does (Admit
 // in front of every command, the verdict's cap, Commit after success) and
@@ -51,6 +26,7 @@ type fakePlayer struct {
 	cap     int
 	changed chan struct{}
 	vols    []int        // every volume a volume command of the rules set
+	pauses  int          // pauses the rules commanded
 	held    player.State // the music's state during an announcement
 	resumed int          // announcements the music came back after
 }
@@ -150,6 +126,9 @@ func (p *fakePlayer) Do(ctx context.Context, c player.Command) (player.Status, e
 	case player.ActVolumeDelta:
 		p.st.Volume = p.clamp(p.st.Volume + int(*c.Value))
 	case player.ActPause:
+		if auth.CallerFrom(ctx).Via == auth.Internal {
+			p.pauses++
+		}
 		if p.st.Speaking {
 			p.held = player.Paused
 		} else if p.st.State == player.Playing {
@@ -191,6 +170,12 @@ func (p *fakePlayer) Do(ctx context.Context, c player.Command) (player.Status, e
 	return p.st, nil
 }
 
+func (p *fakePlayer) rulePauses() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pauses
+}
+
 func (p *fakePlayer) volumes() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -212,7 +197,7 @@ type box struct {
 	t       *testing.T
 	k       *Keeper
 	p       *fakePlayer
-	clock   *shifted
+	clock   *clocktest.Running
 	mu      sync.Mutex
 	saves   []saved
 	changes []Restrictions
@@ -231,7 +216,7 @@ type saved struct {
 // given; edit may change the configuration first.
 func newBox(t *testing.T, r Rules, start time.Time, folders map[string][]float64, edit ...func(*Config)) *box {
 	t.Helper()
-	b := &box{t: t, clock: newShifted(start), done: make(chan struct{})}
+	b := &box{t: t, clock: clocktest.NewRunning(start), done: make(chan struct{})}
 	loc := start.Location()
 	cfg := Config{
 		Rules: r, Clock: b.clock, Zone: func() *time.Location { return loc },

@@ -69,6 +69,8 @@ type Keeper struct {
 	lastUp    time.Duration // uptime at the last look
 	savedSecs float64       // use.Seconds at the last save
 	savedUp   time.Duration // uptime at the last save
+	dayEnd    time.Duration // uptime when use.Day ends, as the wall clock last said
+	dayKnown  bool          // dayEnd is set
 	sleep     *sleepTimer
 	sleepSeq  int // counts changes of sleep, for OnChange
 	session   session
@@ -83,7 +85,11 @@ type Keeper struct {
 // session is the playback the last admitted start began.
 type session struct {
 	folder string
-	start  time.Time
+	// night is the start of the bedtime the gate admitted it in (bedtime
+	// content, or an administrator's start), zero outside bedtime. Not a
+	// time of the start: a start stamped with the wall clock would, after
+	// a step, seem to come before or after a night it did not.
+	night time.Time
 	// Rules an administrator overrode for it: they do not end it.
 	overrode map[string]bool
 }
@@ -206,9 +212,7 @@ func (k *Keeper) at() moment {
 	if m.clock != ClockUnknown {
 		m.night, m.in = k.rules.Bedtime.nightAt(m.now, m.loc)
 	}
-	if day := k.day(m); day != k.use.Day {
-		k.use = state.Listening{Day: day, LastSeen: k.use.LastSeen}
-	}
+	k.turnDay(m)
 	// Listening since the last look counts as it was then (a change of
 	// the player wakes Run at once).
 	dt := m.up - k.lastUp
@@ -222,8 +226,26 @@ func (k *Keeper) at() moment {
 	return m
 }
 
-// day is the local date the counter counts for. Without any idea of the
-// time it stays on the day it counted for last.
+// turnDay starts a new count when the local day changed. The wall clock
+// can step back across midnight (network time correcting a clock that ran
+// ahead): that is no new day. The count stays on the later day until the
+// wall clock reaches it again, or until that day is over by the uptime, so
+// a clock set back by a year does not hold one count for a year. A step
+// forward into another day is a new day. The caller holds mu.
+func (k *Keeper) turnDay(m moment) {
+	if day := k.day(m); day != k.use.Day {
+		if day < k.use.Day && k.dayKnown && m.up < k.dayEnd {
+			return
+		}
+		k.use = state.Listening{Day: day, LastSeen: k.use.LastSeen}
+	}
+	if m.clock != ClockUnknown {
+		k.dayEnd, k.dayKnown = m.up+nextMidnight(m.now, m.loc).Sub(m.now), true
+	}
+}
+
+// day is the local date the wall clock reads. Without any idea of the
+// time it stays on the day counted for last.
 func (k *Keeper) day(m moment) string {
 	if m.clock == ClockUnknown {
 		return k.use.Day
@@ -232,19 +254,14 @@ func (k *Keeper) day(m moment) string {
 	return d
 }
 
-// limit is today's limit in seconds, if there is one.
+// limit is the limit in seconds of the day counted for (today, unless the
+// clock stepped back across midnight), if there is one.
 func (k *Keeper) limit(m moment) (float64, bool) {
-	var wd time.Weekday
-	if m.clock == ClockUnknown {
-		d, err := time.Parse(time.DateOnly, k.use.Day)
-		if err != nil {
-			return 0, false // never knew the day: nothing to judge by
-		}
-		wd = d.Weekday()
-	} else {
-		_, wd = dayOf(m.now, m.loc)
+	d, err := time.Parse(time.DateOnly, k.use.Day)
+	if err != nil {
+		return 0, false // never knew the day: nothing to judge by
 	}
-	mins, ok := k.rules.DailyLimitMinutes[dayKey(wd)]
+	mins, ok := k.rules.DailyLimitMinutes[dayKey(d.Weekday())]
 	return float64(mins) * 60, ok
 }
 
@@ -294,7 +311,10 @@ func (k *Keeper) Admit(ctx context.Context, a player.Ask) (player.Verdict, error
 	}
 	v.Commit = func() {
 		k.mu.Lock()
-		k.session = session{folder: folder, start: m.now}
+		k.session = session{folder: folder}
+		if m.in {
+			k.session.night = m.night.start
+		}
 		if refused != nil {
 			k.session.overrode = map[string]bool{refused.Reason: true}
 		}
@@ -334,7 +354,7 @@ func (k *Keeper) refusal(m moment, folder string) *Refusal {
 		return bedtimeRefusal(m)
 	}
 	if lim, ok := k.limit(m); ok && k.use.Seconds >= lim {
-		return limitRefusal(m)
+		return k.limitRefusal(m)
 	}
 	return nil
 }
@@ -344,10 +364,11 @@ func bedtimeRefusal(m moment) *Refusal {
 	return &Refusal{Reason: ReasonBedtime, Msg: "bedtime until " + end.Format("15:04"), Until: end}
 }
 
-func limitRefusal(m moment) *Refusal {
+// limitRefusal ends at the midnight that ends the day counted for.
+func (k *Keeper) limitRefusal(m moment) *Refusal {
 	r := &Refusal{Reason: ReasonDailyLimit, Msg: "daily limit reached"}
-	if m.clock != ClockUnknown {
-		r.Until = nextMidnight(m.now, m.loc)
+	if d, err := time.ParseInLocation(time.DateOnly, k.use.Day, m.loc); err == nil && m.clock != ClockUnknown {
+		r.Until = nextMidnight(d, m.loc)
 	}
 	return r
 }

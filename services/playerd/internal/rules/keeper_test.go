@@ -430,7 +430,7 @@ func TestClockNotSet(t *testing.T) {
 			t.Fatalf("estimated: %+v", r)
 		}
 		b.refused(touch, folder("story"), ReasonBedtime, "bedtime until 07:00")
-		b.clock.set(at(loc, 3, 24, 8, 0)) // the network time arrives
+		b.clock.Set(at(loc, 3, 24, 8, 0)) // the network time arrives
 		if r := b.k.Restrictions(); r.Clock != ClockSet || r.Active != nil {
 			t.Fatalf("set: %+v", r)
 		}

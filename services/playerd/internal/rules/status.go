@@ -84,7 +84,7 @@ func (k *Keeper) restrictions(m moment) Restrictions {
 		r.DailyLimit = &LimitState{Minutes: int(lim / 60), UsedSeconds: used, LeftSeconds: left,
 			MinutesLeft: (left + 59) / 60, Reached: k.use.Seconds >= lim}
 		if r.DailyLimit.Reached && active == nil {
-			active = limitRefusal(m)
+			active = k.limitRefusal(m)
 		}
 	}
 	if active != nil {

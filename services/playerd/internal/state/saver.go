@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock"
 )
 
 // FileName is the player state file inside the data directory.
@@ -74,6 +75,11 @@ const (
 //     own write amplification, small against the terabytes a cheap card's
 //     wear levelling spreads. Paused or stopped, nothing is written.
 //   - While writes fail, they are retried every RetryEvery.
+//
+// The schedule runs on the process's monotonic time (the uptime of the
+// saver's clock): network time stepping the wall clock by a year neither
+// holds a write back nor writes early. Only the start of a failure, shown
+// to a parent, is a wall-clock time.
 const (
 	Settle       = 300 * time.Millisecond
 	RoutineEvery = 8 * time.Second // plus up to 1 s of report granularity: under 10 s
@@ -89,13 +95,17 @@ type Saver struct {
 	report func(error)
 	wake   chan struct{}
 	done   chan struct{}
+	// clock is the machine's, also when the box runs on a test's clock:
+	// the schedule is about the SD card, in real time.
+	clock clock.Clock
 
 	mu        sync.Mutex
 	pending   *Saved
-	due       time.Time // when pending must be written
-	lastWrite time.Time // end of the last write attempt
-	failed    error     // the last write's error; nil after a success
-	since     time.Time // start of the current failure episode
+	due       time.Duration // uptime when pending must be written
+	lastWrite time.Duration // uptime at the end of the last write attempt
+	wrote     bool          // lastWrite is set
+	failed    error         // the last write's error; nil after a success
+	since     time.Time     // wall clock at the start of the current failure episode
 }
 
 // NewSaver writes to dataDir/state.json. report is called once when saving
@@ -116,6 +126,7 @@ func NewSaver(dataDir string, report func(error)) *Saver {
 		report: report,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
+		clock:  clock.NewSystem(),
 	}
 }
 
@@ -124,14 +135,14 @@ func NewSaver(dataDir string, report func(error)) *Saver {
 // It never blocks on the disk.
 func (sv *Saver) Save(s Saved, u Urgency) {
 	sv.mu.Lock()
-	due := dueAt(u, time.Now(), sv.lastWrite)
+	due := dueAt(u, sv.clock.Uptime(), sv.lastWrite, sv.wrote)
 	if sv.failed != nil {
-		due = later(due, sv.lastWrite.Add(RetryEvery))
+		due = max(due, sv.lastWrite+RetryEvery)
 	}
 	// Run sleeps until the due time of a pending state: it need only hear
 	// of a state when that time is new (the player's report of each second
 	// replaces a pending one and would otherwise wake it every second).
-	rearm := sv.pending == nil || due.Before(sv.due)
+	rearm := sv.pending == nil || due < sv.due
 	if rearm {
 		sv.due = due
 	}
@@ -146,21 +157,14 @@ func (sv *Saver) Save(s Saved, u Urgency) {
 	}
 }
 
-// dueAt is when a change of urgency u, made at now, must be written, given
-// the end of the last write.
-func dueAt(u Urgency, now, lastWrite time.Time) time.Time {
-	due := now.Add(Settle)
-	if u == Routine {
-		due = later(due, lastWrite.Add(RoutineEvery))
+// dueAt is when (in uptime) a change of urgency u, made at now, must be
+// written, given the end of the last write, if there was one.
+func dueAt(u Urgency, now, lastWrite time.Duration, wrote bool) time.Duration {
+	due := now + Settle
+	if u == Routine && wrote {
+		due = max(due, lastWrite+RoutineEvery)
 	}
 	return due
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Err returns why the last write failed and since when writes have been
@@ -185,7 +189,7 @@ func (sv *Saver) Run(ctx context.Context) {
 		sv.mu.Lock()
 		var fire <-chan time.Time
 		if sv.pending != nil {
-			timer.Reset(time.Until(sv.due))
+			timer.Reset(sv.due - sv.clock.Uptime())
 			fire = timer.C
 		}
 		sv.mu.Unlock()
@@ -194,7 +198,7 @@ func (sv *Saver) Run(ctx context.Context) {
 			return
 		case <-sv.wake:
 		case <-fire:
-			sv.writeDue(time.Now())
+			sv.writeDue(false)
 		}
 	}
 }
@@ -203,15 +207,15 @@ func (sv *Saver) Run(ctx context.Context) {
 // player has stopped and Run has returned.
 func (sv *Saver) Flush() {
 	<-sv.done
-	sv.writeDue(time.Time{})
+	sv.writeDue(true)
 }
 
-// writeDue writes the pending state if it is due at now (any pending state
-// for the zero time).
-func (sv *Saver) writeDue(now time.Time) {
+// writeDue writes the pending state if it is due (any pending state when
+// forced).
+func (sv *Saver) writeDue(force bool) {
 	sv.mu.Lock()
 	s := sv.pending
-	if s == nil || !now.IsZero() && now.Before(sv.due) {
+	if s == nil || !force && sv.clock.Uptime() < sv.due {
 		sv.mu.Unlock()
 		return
 	}
@@ -221,19 +225,19 @@ func (sv *Saver) writeDue(now time.Time) {
 	err := WriteJSON(sv.path, *s)
 
 	sv.mu.Lock()
-	sv.lastWrite = time.Now()
+	sv.lastWrite, sv.wrote = sv.clock.Uptime(), true
 	wasFailing := sv.failed != nil
 	if err == nil {
 		sv.failed = nil
 	} else {
 		sv.failed = saveError(err)
 		if !wasFailing {
-			sv.since = sv.lastWrite
+			sv.since = sv.clock.Now()
 		}
 		if sv.pending == nil {
 			sv.pending = s // nothing newer: try this one again
 		}
-		sv.due = later(sv.due, sv.lastWrite.Add(RetryEvery))
+		sv.due = max(sv.due, sv.lastWrite+RetryEvery)
 	}
 	failed := sv.failed
 	sv.mu.Unlock()

@@ -10,29 +10,32 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 )
 
 // The schedule behind "a person's change on disk within 1 s, the position
 // within 10 s, and no write storm".
 func TestDueAt(t *testing.T) {
-	now := time.Unix(1000, 0)
+	now := 2 * time.Hour
 	for _, c := range []struct {
 		name      string
 		u         Urgency
-		lastWrite time.Time
-		want      time.Time
+		lastWrite time.Duration
+		wrote     bool
+		want      time.Duration
 	}{
-		{"urgent waits only to coalesce", Urgent, now.Add(-time.Millisecond), now.Add(Settle)},
-		{"urgent ignores the routine spacing", Urgent, now.Add(-time.Second), now.Add(Settle)},
-		{"routine waits for its spacing", Routine, now.Add(-time.Second), now.Add(-time.Second + RoutineEvery)},
-		{"routine long after the last write", Routine, now.Add(-time.Hour), now.Add(Settle)},
-		{"routine on a first start", Routine, time.Time{}, now.Add(Settle)},
+		{"urgent waits only to coalesce", Urgent, now - time.Millisecond, true, now + Settle},
+		{"urgent ignores the routine spacing", Urgent, now - time.Second, true, now + Settle},
+		{"routine waits for its spacing", Routine, now - time.Second, true, now - time.Second + RoutineEvery},
+		{"routine long after the last write", Routine, now - time.Hour, true, now + Settle},
+		{"routine on a first start", Routine, 0, false, now + Settle},
 	} {
-		if got := dueAt(c.u, now, c.lastWrite); !got.Equal(c.want) {
-			t.Errorf("%s: due %v after now, want %v", c.name, got.Sub(now), c.want.Sub(now))
+		if got := dueAt(c.u, now, c.lastWrite, c.wrote); got != c.want {
+			t.Errorf("%s: due %v after now, want %v", c.name, got-now, c.want-now)
 		}
 	}
 	if Settle < 250*time.Millisecond || Settle > 500*time.Millisecond {
@@ -47,17 +50,17 @@ func TestDueAt(t *testing.T) {
 // pushes an urgent one back. The newest state is the one kept.
 func TestSaveKeepsTheEarliestDue(t *testing.T) {
 	sv := NewSaver(t.TempDir(), nil)
-	sv.lastWrite = time.Now()
+	sv.lastWrite, sv.wrote = sv.clock.Uptime(), true
 	sv.Save(Saved{Volume: 1}, Routine)
 	routineDue := sv.due
 	sv.Save(Saved{Volume: 2}, Urgent)
 	urgentDue := sv.due
-	if !urgentDue.Before(routineDue) || time.Until(urgentDue) > Settle {
-		t.Errorf("urgent after routine: due in %v, want within %v", time.Until(urgentDue), Settle)
+	if urgentDue >= routineDue || urgentDue-sv.clock.Uptime() > Settle {
+		t.Errorf("urgent after routine: due in %v, want within %v", urgentDue-sv.clock.Uptime(), Settle)
 	}
 	sv.Save(Saved{Volume: 3}, Routine)
-	if !sv.due.Equal(urgentDue) || sv.pending.Volume != 3 {
-		t.Errorf("routine after urgent: due moved by %v, pending volume %d", sv.due.Sub(urgentDue), sv.pending.Volume)
+	if sv.due != urgentDue || sv.pending.Volume != 3 {
+		t.Errorf("routine after urgent: due moved by %v, pending volume %d", sv.due-urgentDue, sv.pending.Volume)
 	}
 }
 
@@ -65,7 +68,7 @@ func TestSaveKeepsTheEarliestDue(t *testing.T) {
 // of each second replaces a pending state without waking it.
 func TestSaveWakesRunOnlyForANewDue(t *testing.T) {
 	sv := NewSaver(t.TempDir(), nil)
-	sv.lastWrite = time.Now()
+	sv.lastWrite, sv.wrote = sv.clock.Uptime(), true
 	woken := func() bool {
 		select {
 		case <-sv.wake:
@@ -118,6 +121,57 @@ func TestRunWritesUrgentChanges(t *testing.T) {
 	}
 }
 
+// The schedule is the process's monotonic time: a step of the wall clock
+// by a year, back or forward, neither holds a write back nor lets a
+// routine write come early; a failure is dated on the wall clock.
+func TestScheduleAcrossClockSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		sv := NewSaver(dir, nil)
+		clk := clocktest.NewRunning(time.Date(2026, 3, 23, 10, 0, 0, 0, time.UTC))
+		sv.clock = clk
+		ctx, cancel := context.WithCancel(context.Background())
+		defer func() { cancel(); sv.Flush() }()
+		go sv.Run(ctx)
+		volume := func() int {
+			var s Saved
+			if err := ReadJSON(filepath.Join(dir, FileName), &s); err != nil {
+				return -1
+			}
+			return s.Volume
+		}
+
+		sv.Save(Saved{Volume: 1}, Urgent)
+		clk.Step(-365 * 24 * time.Hour)
+		time.Sleep(Settle)
+		synctest.Wait()
+		if v := volume(); v != 1 {
+			t.Fatalf("an urgent change %v after a step back: volume %d on disk", Settle, v)
+		}
+		sv.Save(Saved{Volume: 2}, Routine)
+		clk.Step(2 * 365 * 24 * time.Hour)
+		time.Sleep(RoutineEvery - time.Second)
+		synctest.Wait()
+		if v := volume(); v != 1 {
+			t.Fatalf("a routine change written %v after the last write, after a step forward: volume %d", RoutineEvery-time.Second, v)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if v := volume(); v != 2 {
+			t.Fatalf("a routine change not written %v after the last write: volume %d", RoutineEvery, v)
+		}
+
+		// A failure is dated by the wall clock, as a parent reads it.
+		sv.path = filepath.Join(dir, FileName, "below-a-file")
+		sv.Save(Saved{Volume: 3}, Urgent)
+		time.Sleep(Settle)
+		synctest.Wait()
+		if since, err := sv.Err(); err == nil || !since.Equal(clk.Now()) {
+			t.Errorf("failure since %v (%v), want %v", since, err, clk.Now())
+		}
+	})
+}
+
 // A failing disk is reported once per episode, kept visible with its start
 // for the API, retried with the same state, and cleared when writing works
 // again.
@@ -136,7 +190,7 @@ func TestFailuresAreReportedOncePerEpisode(t *testing.T) {
 		t.Fatalf("before any write: %v %v", since, err)
 	}
 	sv.Save(Saved{Volume: 7}, Urgent)
-	sv.writeDue(time.Time{})
+	sv.writeDue(true)
 	since, err := sv.Err()
 	if err == nil || since.IsZero() || fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("after a failed write: since %v, err %v", since, err)
@@ -144,14 +198,14 @@ func TestFailuresAreReportedOncePerEpisode(t *testing.T) {
 	if msg := fault.Message(err); !strings.HasPrefix(msg, "cannot save the player state") || strings.Contains(msg, root) {
 		t.Errorf("message for the API %q: must name the failure, not the path", msg)
 	}
-	if sv.pending == nil || sv.pending.Volume != 7 || time.Until(sv.due) < RetryEvery-time.Second {
-		t.Errorf("the failed state must be retried after %v: pending %+v, due in %v", RetryEvery, sv.pending, time.Until(sv.due))
+	if sv.pending == nil || sv.pending.Volume != 7 || sv.due-sv.clock.Uptime() < RetryEvery-time.Second {
+		t.Errorf("the failed state must be retried after %v: pending %+v, due in %v", RetryEvery, sv.pending, sv.due-sv.clock.Uptime())
 	}
 	sv.Save(Saved{Volume: 8}, Urgent)
-	if time.Until(sv.due) < RetryEvery-time.Second {
-		t.Errorf("while failing, a new change must wait for the retry, due in %v", time.Until(sv.due))
+	if sv.due-sv.clock.Uptime() < RetryEvery-time.Second {
+		t.Errorf("while failing, a new change must wait for the retry, due in %v", sv.due-sv.clock.Uptime())
 	}
-	sv.writeDue(time.Time{})
+	sv.writeDue(true)
 	if again, _ := sv.Err(); !again.Equal(since) {
 		t.Errorf("a second failure restarted the episode: %v, then %v", since, again)
 	}
@@ -159,7 +213,7 @@ func TestFailuresAreReportedOncePerEpisode(t *testing.T) {
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
-	sv.writeDue(time.Time{})
+	sv.writeDue(true)
 	if since, err := sv.Err(); err != nil || !since.IsZero() {
 		t.Errorf("after a good write: %v %v", since, err)
 	}

@@ -52,3 +52,42 @@ func (c *Clock) Set(t time.Time) {
 	defer c.mu.Unlock()
 	c.wall = t
 }
+
+// Running is a clock.Clock that runs with the process's own time (inside a
+// synctest bubble, the bubble's fake time, which moves only when every
+// goroutine waits), for code that also waits on timers; a test steps its
+// wall clock as network time does. Its methods are safe for concurrent
+// use.
+type Running struct {
+	mu    sync.Mutex
+	start time.Time     // the process's time when the clock was made
+	shift time.Duration // the wall clock's lead over start + uptime
+	wall  time.Time     // the wall clock at start
+}
+
+// NewRunning returns a running clock reading wall now.
+func NewRunning(wall time.Time) *Running { return &Running{start: time.Now(), wall: wall} }
+
+// Now is the wall clock.
+func (c *Running) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wall.Add(time.Since(c.start) + c.shift)
+}
+
+// Uptime is the process's time since NewRunning.
+func (c *Running) Uptime() time.Duration { return time.Since(c.start) }
+
+// Step sets the wall clock by d without time passing; d may be negative.
+func (c *Running) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shift += d
+}
+
+// Set puts the wall clock at t without time passing.
+func (c *Running) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shift = t.Sub(c.wall) - time.Since(c.start)
+}

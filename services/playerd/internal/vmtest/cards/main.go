@@ -9,8 +9,9 @@
 // keyboard's digits are no card but its play/pause key acts; the reader is
 // grabbed (nobody else can grab it), unplugged in the middle of a number
 // and plugged in again; a button on a GPIO line of the virt board's PL061,
-// pressed by QEMU's system_powerdown, toggles playback. One RESULT line per
-// case, then the VM powers off.
+// pressed by QEMU's system_powerdown, toggles playback; the wall clock steps
+// by an hour and a year, both ways, under a session, a daily limit and the
+// sleep timer (clock.go). One RESULT line per case, then the VM powers off.
 package main
 
 import (
@@ -122,19 +123,28 @@ func waitFor(cond func() bool) error {
 	return nil
 }
 
-func call(method, path, body string, out any) (int, error) {
+// request sends one request to the box, with the session once there is
+// one.
+func request(method, path, body string) (*http.Response, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if session != nil {
+		req.AddCookie(session)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func call(method, path, body string, out any) (int, error) {
+	resp, err := request(method, path, body)
 	if err != nil {
 		return 0, err
 	}
@@ -552,4 +562,5 @@ func run() {
 		}
 		return nil
 	})
+	check("clock steps", clockSteps)
 }

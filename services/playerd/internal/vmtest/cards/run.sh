@@ -49,7 +49,7 @@ echo "test-cards-vm: VM ran $(( $(date +%s) - t0 )) s"
 
 grep -a '^RESULT\|^vmtest' "$log" | tr -d '\r' || true
 grep -aq '^RESULT done' "$log" || { echo "test-cards-vm: the VM did not finish; console:"; tail -60 "$log"; exit 1; }
-for c in playerd claim unknown teach "assign and play" "repeat within 2 s" keyboard "stop card" replug "gpio button"; do
+for c in playerd claim unknown teach "assign and play" "repeat within 2 s" keyboard "stop card" replug "gpio button" "clock steps"; do
 	grep -aq "^RESULT $c ok" "$log" || { echo "test-cards-vm: case $c did not pass; console:"; tail -60 "$log"; exit 1; }
 done
 if grep -aq 'RESULT .* FAIL' "$log"; then exit 1; fi
