@@ -31,8 +31,8 @@ var gainPow [gainBias + 64]float32
 // Intensity stereo weights by position, for the left and right channel,
 // without and with the mid/side scaling to undo (index 1).
 var (
-	isRatio [2][16][2]float32    // MPEG-1: tan(p·π/12)
-	isLSF   [2][2][16][2]float32 // MPEG-2: by intensity_scale, then as above
+	isRatio [2][32][2]float32    // MPEG-1: tan(p·π/12), p < 16
+	isLSF   [2][2][32][2]float32 // MPEG-2: by intensity_scale, then as above
 )
 
 // Alias reduction butterflies (2.4.3.4.10.1).
@@ -66,7 +66,7 @@ func init() {
 	for i := range gainPow {
 		gainPow[i] = float32(math.Pow(2, float64(i-gainBias)/4))
 	}
-	for p := range 16 {
+	for p := range 32 {
 		t := math.Tan(float64(p) * math.Pi / 12)
 		for ms := range 2 {
 			k := 1.0
@@ -321,7 +321,7 @@ func (l *layer3) stereo(h header, gr int, ms, is bool) {
 		if p == 7 {
 			return
 		}
-		w := weights[p&15]
+		w := weights[p&31]
 		for i := range width {
 			v := x0[pos+i*step]
 			x0[pos+i*step] = v * w[0]
