@@ -255,6 +255,12 @@ func (d *Decoder) next() (header, []byte, error) {
 				}
 			}
 		}
+		if d.locked {
+			// Frames were lost, or junk came between them: the reservoir
+			// may lack bytes the next frames' main data begins in. Empty,
+			// it makes them silent instead of noise.
+			d.l3.resLen = 0
+		}
 		d.locked = false
 		// Not a frame: a tag between frames, or damage. Look for the next
 		// sync byte.

@@ -1,9 +1,10 @@
 package mp3
 
-import "math"
-
 // The polyphase synthesis of 2.4.3.4.10.3 (Annex A, Figure A.2) with its
-// 64 × 32 matrixing done as one 32-point DCT-II: with
+// 64 × 32 matrixing done as one 32-point DCT-II (dct32.go, Lee's fast
+// recursion: the even outputs are the half-size DCT of x[k] + x[N-1-k],
+// the odd ones sums of neighbours in the half-size DCT of the differences
+// scaled by 1/(2·cos((2k+1)π/2N))): with
 // X[m] = Σ S[k]·cos((2k+1)mπ/64), the standard's V[i] is X[16+i] for
 // i < 16, 0 at 16, -X[48-i] up to 47 and -X[i-48] after. Its output sample
 // j sums, over the last 16 blocks d, D[32d+j] times V[j] (d even) or
@@ -16,15 +17,7 @@ import "math"
 // X_{t-d}[16-j] for odd d, the signs of V folded in; hi likewise for 32-j.
 var synthLo, synthHi [17][16]float32
 
-// dctCos are Lee's factors 1/(2·cos((2k+1)π/2N)) for N = 32, 16, 8, 4.
-var (
-	dctCos32 [16]float32
-	dctCos16 [8]float32
-	dctCos8  [4]float32
-	dctCos4  [2]float32
-)
-
-const sqrtHalf = math.Sqrt2 / 2
+//go:generate go run gendct.go
 
 func init() {
 	var d [512]float64
@@ -52,18 +45,6 @@ func init() {
 				synthHi[j][dd] = float32(-d[32*dd+32-j])
 			}
 		}
-	}
-	for k := range 16 {
-		dctCos32[k] = float32(1 / (2 * math.Cos(float64(2*k+1)*math.Pi/64)))
-	}
-	for k := range 8 {
-		dctCos16[k] = float32(1 / (2 * math.Cos(float64(2*k+1)*math.Pi/32)))
-	}
-	for k := range 4 {
-		dctCos8[k] = float32(1 / (2 * math.Cos(float64(2*k+1)*math.Pi/16)))
-	}
-	for k := range 2 {
-		dctCos4[k] = float32(1 / (2 * math.Cos(float64(2*k+1)*math.Pi/8)))
 	}
 }
 
@@ -110,67 +91,4 @@ func (s *synthesis) block(in *[32]float32, out *[32]float32) {
 			(a[8]*hi[8] + b[9]*hi[9] + a[10]*hi[10] + b[11]*hi[11]) +
 			(a[12]*hi[12] + b[13]*hi[13] + a[14]*hi[14] + b[15]*hi[15])
 	}
-}
-
-// dct32 is the 32-point DCT-II, X[m] = Σ x[k]·cos((2k+1)mπ/64), by Lee's
-// recursion: the even outputs are the half-size DCT of x[k] + x[31-k], the
-// odd ones sums of neighbours in the half-size DCT of the differences
-// scaled by 1/(2·cos((2k+1)π/64)).
-func dct32(x, X *[32]float32) {
-	var g, h, G, H [16]float32
-	for k := range 16 {
-		a, b := x[k], x[31-k]
-		g[k] = a + b
-		h[k] = (a - b) * dctCos32[k]
-	}
-	dct16(&g, &G)
-	dct16(&h, &H)
-	for m := range 15 {
-		X[2*m] = G[m]
-		X[2*m+1] = H[m] + H[m+1]
-	}
-	X[30] = G[15]
-	X[31] = H[15]
-}
-
-func dct16(x, X *[16]float32) {
-	var g, h, G, H [8]float32
-	for k := range 8 {
-		a, b := x[k], x[15-k]
-		g[k] = a + b
-		h[k] = (a - b) * dctCos16[k]
-	}
-	dct8(&g, &G)
-	dct8(&h, &H)
-	for m := range 7 {
-		X[2*m] = G[m]
-		X[2*m+1] = H[m] + H[m+1]
-	}
-	X[14] = G[7]
-	X[15] = H[7]
-}
-
-func dct8(x, X *[8]float32) {
-	var g, h, G, H [4]float32
-	for k := range 4 {
-		a, b := x[k], x[7-k]
-		g[k] = a + b
-		h[k] = (a - b) * dctCos8[k]
-	}
-	dct4(&g, &G)
-	dct4(&h, &H)
-	X[0], X[1] = G[0], H[0]+H[1]
-	X[2], X[3] = G[1], H[1]+H[2]
-	X[4], X[5] = G[2], H[2]+H[3]
-	X[6], X[7] = G[3], H[3]
-}
-
-func dct4(x, X *[4]float32) {
-	g0, g1 := x[0]+x[3], x[1]+x[2]
-	h0, h1 := (x[0]-x[3])*dctCos4[0], (x[1]-x[2])*dctCos4[1]
-	X[0] = g0 + g1
-	X[2] = (g0 - g1) * sqrtHalf
-	H0, H1 := h0+h1, (h0-h1)*sqrtHalf
-	X[1] = H0 + H1
-	X[3] = H1
 }
