@@ -281,7 +281,8 @@ func TestAccuracyAgainstMpg123(t *testing.T) {
 	}
 }
 
-// A stream decodes to the same samples as the file, read in any sizes.
+// A stream decodes to the same samples as the file, read in any sizes, and
+// then, as it does not trust the header's length, the padding.
 func TestStreamMatchesFile(t *testing.T) {
 	for _, f := range makeCorpus(t) {
 		t.Run(f.name, func(t *testing.T) {
@@ -295,10 +296,10 @@ func TestStreamMatchesFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := decodeAll(t, d)
-			if len(got) != len(want) {
+			if len(got) < len(want) {
 				t.Fatalf("stream %d samples, file %d", len(got), len(want))
 			}
-			for i := range got {
+			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("sample %d: stream %v, file %v", i, got[i], want[i])
 				}

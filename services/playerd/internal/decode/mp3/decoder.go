@@ -83,8 +83,8 @@ func NewFile(r io.ReaderAt, size int64) (*Decoder, error) {
 
 // NewStream starts decoding r, a stream read once: a radio station or a
 // file arriving over the network. It skips an ID3v2 tag at the start and
-// anything before the first frame, so a stream may be joined anywhere.
-// A Xing/Info header at the start is honoured as in a file.
+// anything before the first frame, so a stream may be joined anywhere,
+// and decodes until r ends.
 func NewStream(r io.Reader) (*Decoder, error) {
 	d := &Decoder{in: input{r: r, end: -1, buf: make([]byte, streamBuffer)}, length: -1}
 	if err := d.skipLeadingTags(); err != nil {
@@ -98,14 +98,12 @@ func NewStream(r io.Reader) (*Decoder, error) {
 		return nil, err
 	}
 	d.setFormat(h)
+	// A file arriving whole (a podcast episode) starts with the header of
+	// a file: its delay is trimmed. Its length is not trusted: a station
+	// may send one file's frames, Info frame and all, again and again.
 	info := Info{header: h, frames: -1, end: -1}
-	// A file arriving whole (a podcast episode) has the header of a file;
-	// its byte count cannot be checked.
 	if info.readXing(frame, false) || info.readVBRI(frame, false) {
 		d.delay = info.delay
-		if info.frames >= 0 {
-			d.length = max(0, info.frames*d.spf-info.delay-info.pad)
-		}
 		return d, nil
 	}
 	// An audio frame: decode it again as the first.
@@ -233,7 +231,8 @@ func (d *Decoder) trim(n int64, skip int64) {
 func (d *Decoder) next() (header, []byte, error) {
 	in := &d.in
 	for {
-		if in.ensure(4) < 4 {
+		if n := in.ensure(4); n < 4 {
+			in.skip(int64(n)) // the last bytes: too few for a frame
 			return header{}, nil, in.fail()
 		}
 		b := in.buf[in.lo:in.hi]
@@ -442,3 +441,49 @@ func (d *Decoder) scanTo(f int64) (int64, error) {
 
 // Err reports a read error that ended decoding.
 func (d *Decoder) Err() error { return d.err }
+
+// ReadStereo decodes into dst as left and right pairs, a mono stream's
+// sample in both, and returns the number of pairs written. It ends as Read
+// does.
+func (d *Decoder) ReadStereo(dst [][2]float64) (int, error) {
+	n := 0
+	for n < len(dst) {
+		if d.pcmFrom >= d.pcmTo {
+			if d.done || d.err != nil {
+				break
+			}
+			d.decodeNext()
+			continue
+		}
+		k := min(d.pcmTo-d.pcmFrom, len(dst)-n)
+		from := d.pcmFrom
+		l, r := d.pcm[0][from:from+k], d.pcm[1][from:from+k]
+		out := dst[n : n+k]
+		switch {
+		case d.frameChan == 1:
+			for i := range out {
+				v := float64(l[i])
+				out[i] = [2]float64{v, v}
+			}
+		case d.channels == 1:
+			for i := range out {
+				v := float64((l[i] + r[i]) * 0.5)
+				out[i] = [2]float64{v, v}
+			}
+		default:
+			for i := range out {
+				out[i] = [2]float64{float64(l[i]), float64(r[i])}
+			}
+		}
+		d.pcmFrom += k
+		d.pos += int64(k)
+		n += k
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if d.err != nil {
+		return 0, d.err
+	}
+	return 0, io.EOF
+}
