@@ -97,7 +97,6 @@ func withInfoFrame(frames []byte) []byte {
 	return append(info, frames...)
 }
 
-
 // The test frames with an Info header decode to the length it names.
 func TestInfoHeader(t *testing.T) {
 	g := &generator{r: rand.New(rand.NewPCG(5, 5)), s: genStream{version: 3, sri: 0, bri: 14, mode: modeStereo}, amp: 40}
