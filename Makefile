@@ -108,8 +108,14 @@ check:
 	$(GO) vet ./...
 	$(BIN)/staticcheck ./...
 
+# The MP3 decoder's accuracy and gapless tests make their files with
+# Debian's lame and check them against mpg123 (internal/decode/mp3);
+# `unit` requires both.
+MP3_PACKAGES := lame mpg123
+APT_PACKAGES += $(MP3_PACKAGES)
+
 unit:
-	STORYBOX_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
+	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_MP3TOOLS=1 $(GO) test -race -count=1 ./...
 
 integration:
 
@@ -145,7 +151,7 @@ bench-flood: build
 # into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
 # older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
 # 15 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS="-seconds=5 -repeat=1"` is quick.
-BENCH_PACKAGES := sox lame flac vorbis-tools mpd
+BENCH_PACKAGES := sox lame mpg123 flac vorbis-tools mpd
 BENCH_LIBRARY  ?= 10000
 BENCH_BASELINE ?=
 BENCH_FLAGS    ?=
@@ -210,9 +216,12 @@ integration: test-speech
 # exceeded" and no failing input (golang/go#75804), as CI saw on FuzzVorbis.
 # FUZZTIME=5000x or FUZZTIME=1m sets one budget for all.
 FUZZTIME    ?=
-FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:20000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
+FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
 	decode:FuzzOpus:150000 decode:FuzzTags:150000 decode:FuzzDuration:100000 decode:FuzzLive:10000 \
 	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000
+# The MP3 decoder alone, from frames its tests write (intensity stereo,
+# mixed blocks, CRC, MPEG-2.5) that no seed file has.
+FUZZ_TARGETS += decode/mp3:FuzzDecode:70000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \

@@ -49,6 +49,7 @@ type genStream struct {
 	modeExt int // for joint stereo: bit 1 mid/side, bit 0 intensity
 	crc     bool
 	mixed   bool // allow mixed blocks
+	sparse  bool // few values: small frames
 }
 
 type genGranule struct {
@@ -143,6 +144,9 @@ func (g *generator) granule(ch int, intensity bool) genGranule {
 		big = 2 * (100 + r.IntN(180))
 	}
 	quads := r.IntN((576 - big) / 4 / 3)
+	if g.s.sparse {
+		big, quads = 2*(4+r.IntN(12)), r.IntN(8)
+	}
 	gr.end = big + 4*quads
 	for i := range big {
 		m := r.IntN(4)
