@@ -141,13 +141,17 @@ bench-flood: build
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
-# bench: the decoders alone (the floor under playing), then issue 21's
+# bench: the decoders alone (the floor under playing; our MP3 decoder's CPU
+# per audio second and allocations per frame on lame-made music), then issue 21's
 # figures for a real playerd beside Debian's MPD on the same
 # files in one run (services/playerd/cmd/perfbench, docs/performance.md): CPU
 # per audio second (MP3, FLAC, Vorbis; MPD resampling to 48 kHz and at the
 # file's rate), the first scan of a never-scanned BENCH_LIBRARY-track library
 # and the time to the first API answer, server CPU per status request, play
-# command → first audible sample, idle anonymous RSS. The library is made once
+# command → first audible sample (FLAC, MP3), idle anonymous RSS, and the MP3
+# decoders alone on the same track: ours, go-mp3 (from the module of
+# cmd/perfbench/gomp3 only) and mpg123 -t with and without --cpu generic,
+# CPU per audio second and allocations per frame. The library is made once
 # into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
 # older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
 # 15 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS="-seconds=5 -repeat=1"` is quick.
@@ -159,6 +163,7 @@ BENCH_FLAGS    ?=
 bench: build
 	$(call apt-install,$(BENCH_PACKAGES))
 	$(GO) test -run '^$$' -bench DecodeAlone -benchtime 50x ./services/playerd/internal/decode/
+	STORYBOX_REQUIRE_MP3TOOLS=1 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/decode/mp3/
 	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd -mpd $$(command -v mpd) \
 		-library $(BENCH_LIBRARY) -libdir $(CURDIR)/build/bench/library \
 		$(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_FLAGS)

@@ -116,6 +116,14 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 		fig.first = append(fig.first, ms(d))
 	}
 	fmt.Printf("play command → first audible sample: %s ms\n", joinMS(fig.first))
+	for range o.firstN {
+		d, err := m.firstSample(benchFolder(o, "mp3"))
+		if err != nil {
+			return err
+		}
+		fig.firstMP3 = append(fig.firstMP3, ms(d))
+	}
+	fmt.Printf("same, MP3: %s ms\n", joinMS(fig.firstMP3))
 	if _, err := m.do("stop"); err != nil {
 		return err
 	}
