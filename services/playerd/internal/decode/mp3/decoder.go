@@ -32,9 +32,11 @@ type Decoder struct {
 	spf      int64 // samples per frame
 	lsf      bool
 
-	audio  int64 // offset of the first audio frame
-	delay  int64 // decoded samples dropped at the start
-	length int64 // samples the stream plays, -1 for a stream of unknown length
+	audio    int64 // offset of the first audio frame
+	cbr      bool  // frame n starts within a byte of audio + n·perFrame
+	perFrame float64
+	delay    int64 // decoded samples dropped at the start
+	length   int64 // samples the stream plays, -1 for a stream of unknown length
 
 	frame int64 // number of the next audio frame
 	pos   int64 // samples delivered, after the delay
@@ -67,6 +69,11 @@ func NewFile(r io.ReaderAt, size int64) (*Decoder, error) {
 	d.setFormat(info.header)
 	d.in.seek(info.audio)
 	d.index.init(info.audio)
+	if info.cbr {
+		// 1152 or 576 samples of bitrate/rate bits each, in bytes.
+		d.cbr = true
+		d.perFrame = float64(d.spf) / 8 * float64(info.header.bitrate) / float64(d.rate)
+	}
 	if d.length < 0 {
 		// A variable bitrate without a header: count the frames (which
 		// indexes them for seeking too).
@@ -376,8 +383,15 @@ func (d *Decoder) reservoirStart(f int64) (int64, error) {
 	if f == 0 {
 		return 0, nil
 	}
-	// Start early enough that the frames ahead of f are all seen.
-	from := max(0, f-reservoirFrames)
+	// Start early enough that the frames ahead of f are all seen: for a
+	// constant bitrate as many as its frames' main data needs.
+	back := int64(reservoirFrames)
+	if d.cbr {
+		if per := int64(d.perFrame) - 4 - 2 - 32; per > 0 {
+			back = min(back, int64(most)/per+2)
+		}
+	}
+	from := max(0, f-back)
 	if err := d.seekFrame(from); err != nil {
 		return 0, err
 	}
@@ -406,12 +420,19 @@ func (d *Decoder) reservoirStart(f int64) (int64, error) {
 const reservoirFrames = 96
 
 // seekFrame positions the input at audio frame f, from the nearest frame
-// the index knows, reading frame headers from there.
+// the index knows, reading frame headers from there; in a file of constant
+// bitrate, straight from where frame f starts.
 func (d *Decoder) seekFrame(f int64) error {
 	n, off := d.index.before(f)
+	locked := n < d.index.known
+	if d.cbr && f-n > cbrJump {
+		if at, ok := d.cbrOffset(f); ok {
+			n, off, locked = f, at, true
+		}
+	}
 	d.in.seek(off)
 	d.frame = n
-	d.locked = n < d.index.known
+	d.locked = locked
 	for d.frame < f {
 		if _, _, err := d.next(); err != nil {
 			if err == io.EOF {
@@ -422,6 +443,47 @@ func (d *Decoder) seekFrame(f int64) error {
 		d.frame++
 	}
 	return nil
+}
+
+// cbrJump is how far past the known frames a seek in a file of constant
+// bitrate computes where its frame starts rather than reading there.
+const cbrJump = 64
+
+// cbrOffset is where frame f of a constant bitrate starts: the padding of
+// each frame keeps the stream within a byte of perFrame bytes a frame, so
+// a header that the next one confirms within two bytes of the estimate is
+// frame f. Anything else (damage, a file padded otherwise) is left to the
+// walk.
+func (d *Decoder) cbrOffset(f int64) (int64, bool) {
+	est := d.audio + int64(float64(f)*d.perFrame+0.5)
+	var b [8]byte
+	for _, delta := range []int64{0, -1, 1, -2, 2} {
+		at := est + delta
+		if at < d.audio || at+4 > d.in.end {
+			continue
+		}
+		if n, _ := d.in.ra.ReadAt(b[:4], at); n < 4 {
+			continue
+		}
+		v := binary.BigEndian.Uint32(b[:4])
+		h, ok := parseHeader(v)
+		if !ok || v&headerMask != d.sig {
+			continue
+		}
+		next := at + int64(h.size)
+		if next == d.in.end {
+			return at, true
+		}
+		if n, _ := d.in.ra.ReadAt(b[4:], next); n < 4 {
+			continue
+		}
+		if w := binary.BigEndian.Uint32(b[4:]); w&headerMask == d.sig {
+			if _, ok := parseHeader(w); ok {
+				return at, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // scanTo reads frame headers from the current frame to frame f (all of

@@ -81,8 +81,13 @@ func (in *input) unread(n int) {
 	in.off -= int64(n)
 }
 
-// seek moves a file's input to offset off.
+// seek moves a file's input to offset off, within what is buffered when
+// it can (a seek reads the frames before its target twice).
 func (in *input) seek(off int64) {
+	if base := in.off - int64(in.lo); in.err == nil && off >= base && off <= base+int64(in.hi) {
+		in.lo, in.off = int(off-base), off
+		return
+	}
 	in.off, in.lo, in.hi = off, 0, 0
 	in.eof, in.err = false, nil
 }

@@ -25,6 +25,9 @@ type Info struct {
 	pad    int64 // decoded samples to drop at the end
 	// gapless tells that delay and Samples come from a LAME header.
 	gapless bool
+	// cbr tells that every frame has the first one's bitrate: LAME's Info
+	// header says so, or frames through the file do.
+	cbr bool
 }
 
 var (
@@ -75,6 +78,7 @@ func Inspect(r io.ReaderAt, size int64) (Info, error) {
 	if frames, ok := cbrFrames(r, h, info.audio, end, buf[:]); ok {
 		info.frames = frames
 		info.Samples = max(0, frames*int64(h.samples())-info.delay)
+		info.cbr = true
 	}
 	return info, nil
 }
@@ -93,6 +97,7 @@ func (i *Info) readXing(frame []byte, check bool) bool {
 		if tag != "Xing" && tag != "Info" {
 			continue
 		}
+		i.cbr = tag == "Info"
 		flags := binary.BigEndian.Uint32(frame[at+4:])
 		p := at + 8
 		frames, bytes := int64(-1), int64(-1)
