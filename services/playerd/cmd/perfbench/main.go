@@ -218,20 +218,12 @@ func measureServing(o options, fig *figures, bin, dir, media string) error {
 	}
 	fmt.Printf("server CPU per GET /api/status: %.1f µs (%d requests, keep-alive)\n", fig.statusUS, o.statusN)
 
-	for range o.firstN {
-		d, err := p.firstSample(ids["flac"])
-		if err != nil {
-			return err
-		}
-		fig.first = append(fig.first, ms(d))
+	if fig.first, err = firstSamples(o, func() (time.Duration, error) { return p.firstSample(ids["flac"]) }); err != nil {
+		return err
 	}
 	fmt.Printf("folder command → first audible sample: %s ms\n", joinMS(fig.first))
-	for range o.firstN {
-		d, err := p.firstSample(ids["mp3"])
-		if err != nil {
-			return err
-		}
-		fig.firstMP3 = append(fig.firstMP3, ms(d))
+	if fig.firstMP3, err = firstSamples(o, func() (time.Duration, error) { return p.firstSample(ids["mp3"]) }); err != nil {
+		return err
 	}
 	fmt.Printf("same, MP3: %s ms\n", joinMS(fig.firstMP3))
 	if _, err := p.command(`{"action":"stop"}`); err != nil {
@@ -299,6 +291,19 @@ func least(n int, measure func() (float64, error)) (float64, error) {
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// firstSamples takes o.firstN first-sample figures, in ms.
+func firstSamples(o options, first func() (time.Duration, error)) ([]float64, error) {
+	var out []float64
+	for range o.firstN {
+		d, err := first()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms(d))
+	}
+	return out, nil
+}
 
 func joinMS(v []float64) string {
 	s := make([]string, len(v))

@@ -56,47 +56,44 @@ func readScalefactors1(br *bitReader, gc *granule, scfsi *[4]bool, gr int, sf *s
 	sf.long[21] = 0
 }
 
-// readScalefactors2 reads MPEG-2 and MPEG-2.5 scalefactors (ISO/IEC
-// 13818-3 2.4.3.2): scalefac_compress selects a partition of the bands into
-// four groups and a bit length for each; the right channel of an intensity
-// stereo frame codes its intensity positions with other partitions.
-func readScalefactors2(br *bitReader, gc *granule, intensityRight bool, sf *scalefactors) {
-	var slen [4]int
-	var part int
-	c := gc.sfCompress
+// lsfPartition reads an MPEG-2 scalefac_compress: the bit lengths of the
+// four groups of scalefactors, the partition of the bands into them
+// (nrOfSfb) and preflag. The right channel of an intensity stereo frame
+// codes its intensity positions with partitions of their own.
+func lsfPartition(c int, intensityRight bool) (slen [4]int, part int, preflag bool) {
 	if intensityRight {
 		c >>= 1
 		switch {
 		case c < 180:
-			slen, part = [4]int{c / 36, c % 36 / 6, c % 36 % 6, 0}, 3
+			return [4]int{c / 36, c % 36 / 6, c % 36 % 6, 0}, 3, false
 		case c < 244:
 			c -= 180
-			slen, part = [4]int{c % 64 >> 4, c % 16 >> 2, c % 4, 0}, 4
-		default:
-			c -= 244
-			slen, part = [4]int{c / 3, c % 3, 0, 0}, 5
+			return [4]int{c % 64 >> 4, c % 16 >> 2, c % 4, 0}, 4, false
 		}
-		gc.preflag = false
-	} else {
-		switch {
-		case c < 400:
-			slen, part = [4]int{c >> 4 / 5, c >> 4 % 5, c % 16 >> 2, c % 4}, 0
-			gc.preflag = false
-		case c < 500:
-			c -= 400
-			slen, part = [4]int{c >> 2 / 5, c >> 2 % 5, c % 4, 0}, 1
-			gc.preflag = false
-		default:
-			c -= 500
-			slen, part = [4]int{c / 3, c % 3, 0, 0}, 2
-			gc.preflag = true
-		}
+		c -= 244
+		return [4]int{c / 3, c % 3, 0, 0}, 5, false
 	}
-	kind := 0
+	switch {
+	case c < 400:
+		return [4]int{c >> 4 / 5, c >> 4 % 5, c % 16 >> 2, c % 4}, 0, false
+	case c < 500:
+		c -= 400
+		return [4]int{c >> 2 / 5, c >> 2 % 5, c % 4, 0}, 1, false
+	}
+	c -= 500
+	return [4]int{c / 3, c % 3, 0, 0}, 2, true
+}
+
+// readScalefactors2 reads MPEG-2 and MPEG-2.5 scalefactors (ISO/IEC
+// 13818-3 2.4.3.2) in the groups lsfPartition gives.
+func readScalefactors2(br *bitReader, gc *granule, intensityRight bool, sf *scalefactors) {
+	slen, part, preflag := lsfPartition(gc.sfCompress, intensityRight)
+	gc.preflag = preflag
+	kind := kindLong
 	if gc.blockType == blockShort {
-		kind = 1
+		kind = kindShort
 		if gc.mixed {
-			kind = 2
+			kind = kindMixed
 		}
 	}
 	counts := nrOfSfb[part][kind]
@@ -110,11 +107,11 @@ func readScalefactors2(br *bitReader, gc *granule, intensityRight bool, sf *scal
 		for range counts[g] {
 			v := int(br.read(n))
 			switch {
-			case kind == 0 || kind == 2 && i < 6:
+			case kind == kindLong || kind == kindMixed && i < 6:
 				sf.long[i] = v
 			default:
 				k := i
-				if kind == 2 {
+				if kind == kindMixed {
 					k += 3 // 6 long values stand for short bands 0..2
 				}
 				sf.short[k/3][k%3] = v

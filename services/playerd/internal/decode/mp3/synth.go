@@ -19,8 +19,8 @@ var synthLo, synthHi [17][16]float32
 
 //go:generate go run gendct.go
 
-func init() {
-	var d [512]float64
+// synthesisWindow is Table B.3's D[i] from the prototype filter.
+func synthesisWindow() (d [512]float64) {
 	for i := range 512 {
 		h := float64(synthesisPrototype[min(i, 512-i)]) / 65536
 		if i/64%2 == 1 {
@@ -28,6 +28,11 @@ func init() {
 		}
 		d[i] = h
 	}
+	return d
+}
+
+func init() {
+	d := synthesisWindow()
 	for dd := range 16 {
 		odd := dd%2 == 1
 		for j := 0; j <= 16; j++ {

@@ -272,7 +272,7 @@ func (g *generator) scalefactors(gr *genGranule, ch int, intensity bool) {
 	} else {
 		gr.sfc = r.IntN(512)
 	}
-	slen, counts := lsfPartition(gr, intensity && ch == 1)
+	slen, counts := lsfGroups(gr, intensity && ch == 1)
 	i := 0
 	for grp := range 4 {
 		for range counts[grp] {
@@ -292,42 +292,14 @@ func (g *generator) scalefactors(gr *genGranule, ch int, intensity bool) {
 	}
 }
 
-// lsfPartition is readScalefactors2's reading of scalefac_compress.
-func lsfPartition(gr *genGranule, intensityRight bool) ([4]int, [4]int) {
-	var slen, counts [4]int
-	c := gr.sfc
-	if intensityRight {
-		c >>= 1
-		switch {
-		case c < 180:
-			slen = [4]int{c / 36, c % 36 / 6, c % 36 % 6, 0}
-			counts = nrOfSfb[3][kindOf(gr)]
-		case c < 244:
-			c -= 180
-			slen = [4]int{c % 64 >> 4, c % 16 >> 2, c % 4, 0}
-			counts = nrOfSfb[4][kindOf(gr)]
-		default:
-			c -= 244
-			slen = [4]int{c / 3, c % 3, 0, 0}
-			counts = nrOfSfb[5][kindOf(gr)]
-		}
-	} else {
-		switch {
-		case c < 400:
-			slen = [4]int{c >> 4 / 5, c >> 4 % 5, c % 16 >> 2, c % 4}
-			counts = nrOfSfb[0][kindOf(gr)]
-		case c < 500:
-			c -= 400
-			slen = [4]int{c >> 2 / 5, c >> 2 % 5, c % 4, 0}
-			counts = nrOfSfb[1][kindOf(gr)]
-		default:
-			c -= 500
-			slen = [4]int{c / 3, c % 3, 0, 0}
-			counts = nrOfSfb[2][kindOf(gr)]
-			gr.preflag = 1
-		}
+// lsfGroups is the partition readScalefactors2 reads from a granule's
+// scalefac_compress: bit lengths and counts of the four groups.
+func lsfGroups(gr *genGranule, intensityRight bool) ([4]int, [4]int) {
+	slen, part, preflag := lsfPartition(gr.sfc, intensityRight)
+	if preflag {
+		gr.preflag = 1
 	}
-	return slen, counts
+	return slen, nrOfSfb[part][kindOf(gr)]
 }
 
 func kindOf(gr *genGranule) int {
@@ -380,7 +352,7 @@ func (g *generator) mainData(gr *genGranule, ch, grIdx int, scfsi [4]bool, inten
 			}
 		}
 	} else {
-		slen, counts := lsfPartition(gr, intensity && ch == 1)
+		slen, counts := lsfGroups(gr, intensity && ch == 1)
 		i := 0
 		for grp := range 4 {
 			for range counts[grp] {
