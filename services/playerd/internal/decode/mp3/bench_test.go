@@ -2,6 +2,7 @@ package mp3
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,4 +104,24 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Decoding allocates nothing once the decoder is made: not per frame, not
+// per seek, not at the end of the stream.
+func TestNoAllocationPerFrame(t *testing.T) {
+	for _, f := range makeCorpus(t) {
+		d := openFile(t, f.path)
+		stereo := make([][2]float64, 1152)
+		values := make([]float32, 1152*f.channels)
+		if n := testing.AllocsPerRun(200, func() {
+			if _, err := d.ReadStereo(stereo); err == io.EOF {
+				if err := d.SeekSample(d.Length() / 3); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d.Read(values)
+		}); n != 0 {
+			t.Errorf("%s: %.2f allocations per frame", f.name, n)
+		}
+	}
 }
