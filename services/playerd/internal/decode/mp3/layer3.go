@@ -288,7 +288,9 @@ func (l *layer3) requantize(h header, gc *granule, ch, n int, ms bool) {
 // scaling is already in the gains, so mid/side is a sum and a difference;
 // intensity stereo then sets both channels from the left one in the bands
 // above the right channel's last non-zero value, from the right channel's
-// scalefactors (intensity positions; 7 means none).
+// scalefactors (intensity positions; 7 means none, in MPEG-2 too, as in
+// the ISO reference software and mpg123). The last band, which has no
+// scalefactor, takes the position of the one below it.
 func (l *layer3) stereo(h header, gr int, ms, is bool) {
 	gc := &l.si.gr[gr][1]
 	var bounds isBounds
