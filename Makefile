@@ -114,8 +114,14 @@ check:
 	$(GO) vet ./...
 	$(BIN)/staticcheck ./...
 
+# The MP3 decoder's accuracy and gapless tests make their files with
+# Debian's lame and check them against mpg123 (internal/decode/mp3);
+# `unit` requires both.
+MP3_PACKAGES := lame mpg123
+APT_PACKAGES += $(MP3_PACKAGES)
+
 unit:
-	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 $(GO) test -race -count=1 ./...
+	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 STORYBOX_REQUIRE_MP3TOOLS=1 $(GO) test -race -count=1 ./...
 
 integration:
 
@@ -141,17 +147,21 @@ bench-flood: build
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
 
-# bench: the decoders alone (the floor under playing), then issue 21's
+# bench: the decoders alone (the floor under playing; our MP3 decoder's CPU
+# per audio second and allocations per frame on lame-made music), then issue 21's
 # figures for a real playerd beside Debian's MPD on the same
 # files in one run (services/playerd/cmd/perfbench, docs/performance.md): CPU
 # per audio second (MP3, FLAC, Vorbis; MPD resampling to 48 kHz and at the
 # file's rate), the first scan of a never-scanned BENCH_LIBRARY-track library
 # and the time to the first API answer, server CPU per status request, play
-# command → first audible sample, idle anonymous RSS. The library is made once
+# command → first audible sample (FLAC, MP3), idle anonymous RSS, and the MP3
+# decoders alone on the same track: ours, go-mp3 (from the module of
+# cmd/perfbench/gomp3 only) and mpg123 -t with and without --cpu generic,
+# CPU per audio second and allocations per frame. The library is made once
 # into build/bench (about 5 GB for 10,000 tracks). BENCH_BASELINE=BIN adds an
 # older playerd's column (before/after); BENCH_FLAGS go to perfbench. About
 # 15 minutes; `make bench BENCH_LIBRARY=0 BENCH_FLAGS="-seconds=5 -repeat=1"` is quick.
-BENCH_PACKAGES := sox lame flac vorbis-tools mpd ffmpeg
+BENCH_PACKAGES := sox lame mpg123 flac vorbis-tools mpd ffmpeg
 BENCH_LIBRARY  ?= 10000
 BENCH_BASELINE ?=
 BENCH_FLAGS    ?=
@@ -160,6 +170,7 @@ bench: build
 	$(call apt-install,$(BENCH_PACKAGES))
 	$(GO) test -run '^$$' -bench DecodeAlone -benchtime 50x ./services/playerd/internal/decode/
 	STORYBOX_REQUIRE_FFMPEG=1 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/decode/aac/
+	STORYBOX_REQUIRE_MP3TOOLS=1 $(GO) test -run '^$$' -bench . -benchtime 20x ./services/playerd/internal/decode/mp3/
 	$(GO) run ./services/playerd/cmd/perfbench -playerd $(BIN)/playerd -mpd $$(command -v mpd) \
 		-library $(BENCH_LIBRARY) -libdir $(CURDIR)/build/bench/library \
 		$(if $(BENCH_BASELINE),-baseline $(BENCH_BASELINE)) $(BENCH_FLAGS)
@@ -218,11 +229,14 @@ integration: test-speech
 # exceeded" and no failing input (golang/go#75804), as CI saw on FuzzVorbis.
 # FUZZTIME=5000x or FUZZTIME=1m sets one budget for all.
 FUZZTIME    ?=
-FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:20000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
+FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
 	decode:FuzzOpus:150000 decode:FuzzTags:150000 decode:FuzzDuration:100000 decode:FuzzLive:10000 \
 	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000 \
 	decode:FuzzADTS:50000 decode:FuzzM4A:50000 decode:FuzzAACInfo:50000 decode:FuzzLiveAAC:20000 \
 	decode/aac:FuzzDecoder:100000 decode/mp4:FuzzBoxes:100000
+# The MP3 decoder alone, from frames its tests write (intensity stereo,
+# mixed blocks, CRC, MPEG-2.5) that no seed file has.
+FUZZ_TARGETS += decode/mp3:FuzzDecode:70000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \

@@ -5,7 +5,11 @@
 //     paced output (playerd: the wav sink; MPD: a FIFO output, once resampling
 //     to 48 kHz and once at the file's own rate);
 //   - server CPU per status request (GET /api/status; MPD's status command);
-//   - command → first audible sample in the output;
+//   - command → first audible sample in the output (FLAC and MP3);
+//   - the MP3 decoders alone on the MP3 track: ours, go-mp3 (from the module
+//     of cmd/perfbench/gomp3, so the box's does not depend on it) and
+//     Debian's mpg123 -t with and without --cpu generic, CPU per audio
+//     second and allocations per frame;
 //   - with -library N: the first scan of a never-scanned library of N tracks
 //     (80 % MP3 128k CBR with ID3v2 and LAME header, 20 % FLAC), the time to
 //     the first API answer, and idle anonymous RSS with that library.
@@ -17,7 +21,8 @@
 //	go run ./services/playerd/cmd/perfbench -playerd /tmp/playerd -mpd /usr/bin/mpd -library 10000
 //
 // The test tracks are made with sox, lame, flac, metaflac, oggenc and ffmpeg
-// (Debian packages sox, lame, flac, vorbis-tools, ffmpeg: its AAC encoder).
+// (Debian packages sox, lame, flac, vorbis-tools, ffmpeg: its AAC encoder);
+// mpg123 is Debian's mpg123.
 package main
 
 import (
@@ -38,6 +43,7 @@ type options struct {
 	firstN       int
 	library      int    // tracks in the scan library; 0 skips the scan figures
 	libDir       string // where the scan library is made once and kept
+	gomp3        string // the go-mp3 helper's module directory; "" skips it
 }
 
 func main() {
@@ -51,6 +57,7 @@ func main() {
 	flag.IntVar(&o.firstN, "first", 5, "folder commands for the first-sample figure")
 	flag.IntVar(&o.library, "library", 0, "tracks in the scan library (0: no scan figures)")
 	flag.StringVar(&o.libDir, "libdir", filepath.Join(os.TempDir(), "perfbench-library"), "where the scan library is made and kept between runs")
+	flag.StringVar(&o.gomp3, "gomp3", "services/playerd/cmd/perfbench/gomp3", "module directory of the go-mp3 helper, to compare the MP3 decoders (\"\" skips it)")
 	flag.Parse()
 	if o.playerd == "" {
 		fmt.Fprintln(os.Stderr, "usage: perfbench -playerd BIN [-mpd BIN] [-seconds N] [-library N]")
@@ -74,7 +81,8 @@ type figures struct {
 	cpu       map[string]float64 // CPU s per audio s by format
 	cpuNative map[string]float64 // MPD only: at the file's own rate
 	statusUS  float64            // server CPU µs per status request
-	first     []float64          // ms
+	first     []float64          // ms, FLAC
+	firstMP3  []float64          // ms
 	ready     time.Duration      // start → first API answer, never-scanned library
 	scan      time.Duration      // start → first scan complete
 	rssMB     float64            // idle anonymous RSS with the scan library (or the small one)
@@ -119,6 +127,14 @@ func run(o options) error {
 		return fmt.Errorf("decoders alone: %w", err)
 	}
 	fmt.Printf("the decoders alone on these files: %s CPU s per audio s\n", perFormatOf(alone))
+	if _, err := os.Stat(filepath.Join(o.gomp3, "go.mod")); o.gomp3 != "" && err != nil {
+		fmt.Printf("no go-mp3 helper at %s (run from the repository's root): go-mp3 left out\n", o.gomp3)
+		o.gomp3 = ""
+	}
+	decoders, err := measureMP3Decoders(o, media)
+	if err != nil {
+		return fmt.Errorf("MP3 decoders: %w", err)
+	}
 
 	var before *figures
 	if o.baseline != "" {
@@ -147,6 +163,7 @@ func run(o options) error {
 	}
 	fmt.Printf("\nThe decoders alone on the same files, CPU s per audio s, MP3 / FLAC / Vorbis / AAC (M4A): %s (%s of playerd's figure).\n",
 		perFormatOf(alone), strings.Join(share, " / "))
+	decoders.print(os.Stdout)
 	return nil
 }
 
@@ -202,14 +219,14 @@ func measureServing(o options, fig *figures, bin, dir, media string) error {
 	}
 	fmt.Printf("server CPU per GET /api/status: %.1f µs (%d requests, keep-alive)\n", fig.statusUS, o.statusN)
 
-	for range o.firstN {
-		d, err := p.firstSample(ids["flac"])
-		if err != nil {
-			return err
-		}
-		fig.first = append(fig.first, ms(d))
+	if fig.first, err = firstSamples(o, func() (time.Duration, error) { return p.firstSample(ids["flac"]) }); err != nil {
+		return err
 	}
 	fmt.Printf("folder command → first audible sample: %s ms\n", joinMS(fig.first))
+	if fig.firstMP3, err = firstSamples(o, func() (time.Duration, error) { return p.firstSample(ids["mp3"]) }); err != nil {
+		return err
+	}
+	fmt.Printf("same, MP3: %s ms\n", joinMS(fig.firstMP3))
 	if _, err := p.command(`{"action":"stop"}`); err != nil {
 		return err
 	}
@@ -275,6 +292,19 @@ func least(n int, measure func() (float64, error)) (float64, error) {
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// firstSamples takes o.firstN first-sample figures, in ms.
+func firstSamples(o options, first func() (time.Duration, error)) ([]float64, error) {
+	var out []float64
+	for range o.firstN {
+		d, err := first()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms(d))
+	}
+	return out, nil
+}
 
 func joinMS(v []float64) string {
 	s := make([]string, len(v))

@@ -108,14 +108,14 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 	if err := m.outputs(1); err != nil {
 		return err
 	}
-	for range o.firstN {
-		d, err := m.firstSample(benchFolder(o, "flac"))
-		if err != nil {
-			return err
-		}
-		fig.first = append(fig.first, ms(d))
+	if fig.first, err = firstSamples(o, func() (time.Duration, error) { return m.firstSample(benchFolder(o, "flac")) }); err != nil {
+		return err
 	}
 	fmt.Printf("play command → first audible sample: %s ms\n", joinMS(fig.first))
+	if fig.firstMP3, err = firstSamples(o, func() (time.Duration, error) { return m.firstSample(benchFolder(o, "mp3")) }); err != nil {
+		return err
+	}
+	fmt.Printf("same, MP3: %s ms\n", joinMS(fig.firstMP3))
 	if _, err := m.do("stop"); err != nil {
 		return err
 	}

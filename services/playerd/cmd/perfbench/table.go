@@ -93,9 +93,12 @@ func printTable(w io.Writer, o options, before, pd, md *figures) {
 	row("idle anonymous RSS, "+lib,
 		func(f *figures) string { return fmt.Sprintf("%.1f MB", f.rssMB) },
 		func() string { return fmt.Sprintf("%.1f", pd.rssMB/md.rssMB) })
-	row("play command → first audible sample in the output (min–max; ratio of medians)",
+	row("play command → first audible sample in the output, FLAC (min–max; ratio of medians)",
 		func(f *figures) string { return spread(f.first) + " ms" },
 		func() string { return fmt.Sprintf("%.1f", median(pd.first)/median(md.first)) })
+	row("same, MP3",
+		func(f *figures) string { return spread(f.firstMP3) + " ms" },
+		func() string { return fmt.Sprintf("%.1f", median(pd.firstMP3)/median(md.firstMP3)) })
 }
 
 func spread(v []float64) string {

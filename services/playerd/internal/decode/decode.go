@@ -138,23 +138,6 @@ func sniff(h []byte) string {
 	return ""
 }
 
-// go-mp3 (v0.3.4) skips a leading ID3v2 tag by allocating its declared
-// size, up to 535 MB as it does not mask the size bytes (source.go:71),
-// before reading it. The boundary skips the tag itself and hands the
-// decoder the audio after it.
-func openMP3(src *source) (beep.StreamSeekCloser, beep.Format, error) {
-	tag, err := skipID3v2(src)
-	if err != nil {
-		return nil, beep.Format{}, fmt.Errorf("mp3: %w", err)
-	}
-	if tag >= src.size {
-		return nil, beep.Format{}, fmt.Errorf("mp3: %w: ID3v2 tag of %d bytes in a file of %d", ErrCorrupt, tag, src.size)
-	}
-	// go-mp3 reads every frame header at open to build its seek table,
-	// one small read per frame: buffering cuts the system calls.
-	return decodeMP3(newBufferedFile(newSpliced(nil, src, tag, src.size-tag), readBuffer))
-}
-
 // readBuffer is what a playing decoder reads from its file at once: several
 // seconds of compressed audio, so that while playing a system call is rare.
 // Each one can wake the Go runtime's system monitor into a burst of polling

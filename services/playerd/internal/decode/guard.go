@@ -73,9 +73,10 @@ func panicSite() string {
 	}
 }
 
-// Budgets. They are far above what any real file needs (go-mp3 reads a
-// whole file once at open to build its seek table; an SD card on a Pi reads
-// at 20 MB/s or more), so they only ever stop a decoder that has gone wrong.
+// Budgets. They are far above what any real file needs (an MP3 of variable
+// bitrate without a header is read whole at open to count its frames; an
+// SD card on a Pi reads at 20 MB/s or more), so they only ever stop a
+// decoder that has gone wrong.
 const (
 	// readCost is charged per read on top of the bytes, so that a decoder
 	// retrying a read at the end of the file forever runs out too.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gopxl/beep/v2"
-	"github.com/gopxl/beep/v2/mp3"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/decode/mp3"
 )
 
 // Radio stations and podcast episodes arrive over the network as they play:
@@ -38,7 +38,7 @@ type Live struct {
 	src    *liveSource
 	br     *bufio.Reader
 	format beep.Format
-	mp3    beep.StreamSeekCloser
+	mp3    *mp3Stream
 	ogg    *oggLive
 	aac    *aacLive
 	err    error
@@ -160,7 +160,7 @@ func mpegHeader(h []byte) bool {
 
 // mpegSync finds the first of two MPEG frame headers a frame apart in the
 // bytes ahead, or -1: a stream joined mid-frame has junk before its first
-// frame, and go-mp3 takes a sync pattern inside that junk for a frame.
+// frame.
 func (l *Live) mpegSync() int {
 	buf, _ := l.br.Peek(l.br.Size())
 	for i := 0; i+4 <= len(buf); i++ {
@@ -204,9 +204,8 @@ func mpegFrameLen(h []byte) int {
 	return 72000*br/fr + pad
 }
 
-// openMP3 hands go-mp3 the stream from its first frame: after any ID3v2
-// tag, which the boundary skips itself (go-mp3 allocates the size a tag
-// declares before reading it), and after the junk of a stream joined
+// openMP3 hands the decoder the stream from its first frame: after any
+// ID3v2 tag, bounded here, and after the junk of a stream joined
 // mid-frame.
 func (l *Live) openMP3() error {
 	if h, _ := l.br.Peek(10); len(h) == 10 && string(h[:3]) == "ID3" {
@@ -231,11 +230,12 @@ func (l *Live) openMP3() error {
 			return err
 		}
 	}
-	s, format, err := mp3.Decode(io.NopCloser(l.br))
+	d, err := mp3.NewStream(l.br)
 	if err != nil {
-		return fmt.Errorf("mp3: %w", err)
+		return mp3Error(err)
 	}
-	l.mp3, l.format = s, format
+	l.mp3 = &mp3Stream{d: d}
+	l.format = beep.Format{SampleRate: beep.SampleRate(d.SampleRate()), NumChannels: d.Channels(), Precision: 2}
 	return nil
 }
 
@@ -286,7 +286,13 @@ func (l *Live) Err() error { return l.err }
 
 // Consumed counts the bytes of the stream the decoder has taken so far; the
 // caller maps positions in the byte stream (an ICY title) to samples with it.
-func (l *Live) Consumed() int64 { return l.src.read - int64(l.br.Buffered()) }
+func (l *Live) Consumed() int64 {
+	n := l.src.read - int64(l.br.Buffered())
+	if l.mp3 != nil {
+		n -= int64(l.mp3.d.Buffered())
+	}
+	return n
+}
 
 // Notice says how the stream plays when that is less than it carries: an
 // HE-AAC station plays its AAC-LC core. "" otherwise.

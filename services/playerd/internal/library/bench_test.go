@@ -58,8 +58,8 @@ func BenchmarkRescan10000(b *testing.B) {
 }
 
 // BenchmarkScan1000MP3 is a first scan of 1,000 two-second MP3 files with
-// ID3 tags: MP3 is the slow case (no length in the header; go-mp3 walks
-// the frames).
+// ID3 tags: MP3 was the slow case (no length field; the length comes from
+// the LAME header).
 func BenchmarkScan1000MP3(b *testing.B) {
 	root := b.TempDir()
 	data, err := os.ReadFile("../decode/testdata/tone.mp3")

@@ -1,8 +1,9 @@
 package player
 
 // prefetchLead is how long before the end of a track the next one is
-// opened: long MP3s are read whole at open (go-mp3 builds a seek table),
-// which on a Pi's SD card can take longer than the device buffer lasts.
+// opened: some files are read whole at open (an MP3 of variable bitrate
+// without a header, to count its frames), which on a Pi's SD card can take
+// longer than the device buffer lasts.
 const prefetchLead = 10.0 // seconds
 
 // prefetched is a track opened in the background for the gapless change.
