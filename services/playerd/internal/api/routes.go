@@ -109,12 +109,13 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	// Outside in: every response gets the security headers; a foreign Host
+	// Outside in: every response gets the security headers; a connection
+	// over the connection limit is answered 503 and closed, a foreign Host
 	// and a cross-site write are refused before anything else runs; then
 	// the request becomes a caller, and the guard applies the protection
 	// rules by path, so routes added under /api/admin/ are covered
 	// without further ado.
-	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status))))))
+	return securityHeaders(h.overLimit(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status)))))))
 }
 
 // polled serves GET /api/status, which apps and the web page poll, past

@@ -114,7 +114,7 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, errMethod(req.Method, req.URL.Path))
 	})
-	return securityHeaders(h.checkHost(r))
+	return securityHeaders(h.overLimit(h.checkHost(r)))
 }
 
 // routes is the whole API. Each route names what it needs: nothing (open
