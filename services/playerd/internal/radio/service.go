@@ -165,6 +165,9 @@ func (s *Service) AddStation(st Station) (Station, error) {
 		return Station{}, fault.New(fault.Conflict, "there are %d stations already, the most the box keeps", MaxStations)
 	}
 	st.ID = newID()
+	if err := st.check(s.opts.Policy); err != nil {
+		return Station{}, err
+	}
 	c.Stations = append(c.Stations, st)
 	return st, s.save(c)
 }
@@ -179,6 +182,9 @@ func (s *Service) UpdateStation(id string, st Station) (Station, error) {
 		return Station{}, fault.New(fault.NotFound, "no station %q", id)
 	}
 	st.ID = id
+	if err := st.check(s.opts.Policy); err != nil {
+		return Station{}, err
+	}
 	old := c.Stations[i]
 	c.Stations[i] = st
 	if err := s.save(c); err != nil {
