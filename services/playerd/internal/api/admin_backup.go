@@ -28,6 +28,11 @@ func (h *handler) backup(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoBackup)
 		return
 	}
+	leave, ok := h.enter(w, r, h.heavy.backups)
+	if !ok {
+		return
+	}
+	defer leave()
 	media := false
 	if v := r.URL.Query().Get("include_media"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -64,6 +69,11 @@ func (h *handler) restore(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoBackup)
 		return
 	}
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)

@@ -125,6 +125,11 @@ func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoLibraryAdmin)
 		return
 	}
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)
@@ -177,6 +182,11 @@ func (h *handler) setCover(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errNoLibraryAdmin)
 		return
 	}
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
 	case "image/jpeg", "image/png", "application/octet-stream":
 	default:

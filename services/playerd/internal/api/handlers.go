@@ -105,6 +105,11 @@ func (h *handler) library(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.covers)
+	if !ok {
+		return
+	}
+	defer leave()
 	data, mimeType, err := h.Library.Cover(pathVar(r, "id"))
 	if err != nil {
 		if errors.Is(err, library.ErrNotFound) {

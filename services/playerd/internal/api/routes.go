@@ -93,6 +93,7 @@ type handler struct {
 	log         *slog.Logger
 	streams     streamCounter
 	statusCache statusCache
+	heavy       heavy
 }
 
 // NewHandler returns the API with its middleware.
@@ -100,7 +101,7 @@ func NewHandler(d Deps) http.Handler {
 	if d.Auth == nil || d.Hosts == nil {
 		panic("api: Deps.Auth and Deps.Hosts are required")
 	}
-	h := &handler{Deps: d, log: d.Log}
+	h := &handler{Deps: d, log: d.Log, heavy: newHeavy()}
 	r := mux.NewRouter()
 	h.routes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

@@ -49,8 +49,8 @@ type Config struct {
 	// PerClient caps the connections of one client address.
 	PerClient int
 	// Refusing caps the connections over a limit that are being answered
-	// 503 at once; zero: half of Total, at least PerClient. A refused
-	// connection costs what a served one does, for the moment it takes.
+	// 503 at once; zero: as many as Total. A refused connection costs
+	// what a served one does, for the moment it takes.
 	Refusing int
 	// RetryAfter is what a refused client is told; zero: 1 s.
 	RetryAfter time.Duration
@@ -106,7 +106,7 @@ func Wrap(inner net.Listener, cfg Config) *Listener {
 		cfg.PerClient = cfg.Total
 	}
 	if cfg.Refusing < 1 {
-		cfg.Refusing = max(cfg.Total/2, cfg.PerClient)
+		cfg.Refusing = cfg.Total
 	}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = time.Second
