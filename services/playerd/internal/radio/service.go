@@ -174,16 +174,19 @@ func (s *Service) AddStation(st Station) (Station, error) {
 
 // UpdateStation replaces the station id.
 func (s *Service) UpdateStation(id string, st Station) (Station, error) {
+	if !validID(id) {
+		return Station{}, fault.New(fault.NotFound, "no station %q", id)
+	}
+	st.ID = id
+	if err := st.check(s.opts.Policy); err != nil {
+		return Station{}, err // bad input before an unknown id, as for a podcast
+	}
 	s.edit.Lock()
 	defer s.edit.Unlock()
 	c := s.current()
 	i := slices.IndexFunc(c.Stations, func(x Station) bool { return x.ID == id })
 	if i < 0 {
 		return Station{}, fault.New(fault.NotFound, "no station %q", id)
-	}
-	st.ID = id
-	if err := st.check(s.opts.Policy); err != nil {
-		return Station{}, err
 	}
 	old := c.Stations[i]
 	c.Stations[i] = st
