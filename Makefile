@@ -143,8 +143,8 @@ bench-flood: build
 # Node.js and npm come from Debian where the machine has none; the npm
 # packages are pinned exactly (package-lock.json) and installed into
 # tools/contract/node_modules once, and again only when the lock file
-# changes (offline after that). About 45 s, the first install about a
-# minute more.
+# changes (offline after that). 25-90 s (load), the first install
+# about a minute more.
 CONTRACT_DIR := tools/contract
 APT_PACKAGES += $(if $(shell command -v node 2>/dev/null),,nodejs npm)
 .PHONY: contract
