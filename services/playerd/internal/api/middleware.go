@@ -8,7 +8,6 @@ import (
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 )
 
 // securityHeaders sets what every response carries, as the real box does.
@@ -29,20 +28,6 @@ var (
 	csp     = []string{"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"}
 	noStore = []string{"no-store"}
 )
-
-// overLimit answers a request that came on a connection over the
-// connection limit (netlimit) with 503 and Retry-After, and has the server
-// close the connection after the answer.
-func (h *handler) overLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := netlimit.Refusal(r.Context()); err != nil {
-			w.Header().Set("Connection", "close")
-			h.fail(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // sameOrigin refuses writes that a browser sends on behalf of another web
 // site (spec, Authentication rule 2). Clients that send no Origin, such as

@@ -14,6 +14,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -116,7 +117,7 @@ func NewHandler(d Deps) http.Handler {
 	// the request becomes a caller, and the guard applies the protection
 	// rules by path, so routes added under /api/admin/ are covered
 	// without further ado.
-	return securityHeaders(h.overLimit(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status)))))))
+	return securityHeaders(netlimit.Refuse(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status))))), h.fail))
 }
 
 // polled serves GET /api/status, which apps and the web page poll, past

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -119,7 +120,7 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, errMethod(req.Method, req.URL.Path))
 	})
-	return securityHeaders(h.overLimit(h.checkHost(r)))
+	return securityHeaders(netlimit.Refuse(h.checkHost(r), h.fail))
 }
 
 // routes is the whole API. Each route names what it needs: nothing (open

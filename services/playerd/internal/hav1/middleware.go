@@ -8,7 +8,6 @@ import (
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
@@ -26,20 +25,6 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 		h.Set("Cache-Control", "no-store")
 		h.Set("Strict-Transport-Security", "max-age=31536000")
-		next.ServeHTTP(w, r)
-	})
-}
-
-// overLimit answers a request that came on a connection over the
-// connection limit (netlimit) with 503 and Retry-After, and has the server
-// close the connection after the answer.
-func (h *handler) overLimit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := netlimit.Refusal(r.Context()); err != nil {
-			w.Header().Set("Connection", "close")
-			h.fail(w, r, err)
-			return
-		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -301,6 +301,20 @@ func Refusal(ctx context.Context) error {
 	return err
 }
 
+// Refuse answers a request that came on a connection over a limit with
+// fail (the serving layer's one error writer) and Refusal's error, and has
+// the server close the connection after the answer; the others go to next.
+func Refuse(next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := Refusal(r.Context()); err != nil {
+			w.Header().Set("Connection", "close")
+			fail(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func unwrap(nc net.Conn) *conn {
 	for nc != nil {
 		switch c := nc.(type) {

@@ -292,8 +292,8 @@ func TestConnStateUnderTLS(t *testing.T) {
 }
 
 // serve runs an http.Server on a loopback listener under cfg; its handler
-// answers refusals as a real one does (503, Retry-After, Connection: close)
-// and the others through h.
+// answers refusals as a real one does (Refuse: 503, Retry-After,
+// Connection: close) and the others through h.
 func serve(t *testing.T, cfg Config, h http.HandlerFunc) (*Listener, string) {
 	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
@@ -302,14 +302,9 @@ func serve(t *testing.T, cfg Config, h http.HandlerFunc) (*Listener, string) {
 	}
 	l := Wrap(inner, cfg)
 	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := Refusal(r.Context()); err != nil {
-				w.Header().Set("Connection", "close")
-				w.Header().Set("Retry-After", strconv.Itoa(int(fault.RetryAfterOf(err)/time.Second)))
-				http.Error(w, fault.Message(err), http.StatusServiceUnavailable)
-				return
-			}
-			h(w, r)
+		Handler: Refuse(h, func(w http.ResponseWriter, _ *http.Request, err error) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(fault.RetryAfterOf(err)/time.Second)))
+			http.Error(w, fault.Message(err), http.StatusServiceUnavailable)
 		}),
 		ConnState:   ConnState,
 		ConnContext: ConnContext,
