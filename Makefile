@@ -50,6 +50,7 @@ help:
 	@echo "            WIFI_SSID=... WIFI_PSK=... [WIFI_COUNTRY=DE] puts a Wi-Fi network on it (docs/wifi.md)"
 	@echo "make vm     the box for amd64 in qemu, API on http://127.0.0.1:8090"
 	@echo "make update over-the-air update of a running box (BOX=host-or-ip)"
+	@echo "make contract  docs/openapi.yaml linted and tested against playerd (part of make test)"
 
 # ---------------------------------------------------------------- dependencies
 # Everything `make test` needs (APT_PACKAGES is complete once the whole
@@ -146,6 +147,28 @@ bench-flood: build
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT INT TERM; \
 	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(FLOOD_PORT)/api/health >/dev/null && break; kill -0 $$pid || exit 1; sleep 0.1; done; \
 	$(BIN)/flood -target 127.0.0.1:$(FLOOD_PORT) -pid $$pid $(FLOOD_FLAGS)
+
+# ------------------------------------------------------------------ contract
+# docs/openapi.yaml checked by tools written elsewhere (tools/contract/run.sh):
+# Redocly's OpenAPI linter, then the contract and fuzz tests Portman generates
+# from the document, run by Newman against the real playerd on loopback.
+# Node.js and npm come from Debian where the machine has none; the npm
+# packages are pinned exactly (package-lock.json) and installed into
+# tools/contract/node_modules once, and again only when the lock file
+# changes (offline after that). 25-90 s (load), the first install
+# about a minute more.
+CONTRACT_DIR := tools/contract
+APT_PACKAGES += $(if $(shell command -v node 2>/dev/null),,nodejs npm)
+.PHONY: contract
+contract: build $(CONTRACT_DIR)/node_modules/.installed
+	bash $(CONTRACT_DIR)/run.sh $(BIN)/playerd build/contract
+
+$(CONTRACT_DIR)/node_modules/.installed: $(CONTRACT_DIR)/package.json $(CONTRACT_DIR)/package-lock.json
+	$(if $(shell command -v node 2>/dev/null),,$(call apt-install,nodejs npm))
+	cd $(CONTRACT_DIR) && timeout 600 npm ci --no-audit --no-fund --prefer-offline
+	@touch $@
+
+integration: contract
 
 # bench: the decoders alone (the floor under playing; our MP3 decoder's CPU
 # per audio second and allocations per frame on lame-made music), then issue 21's

@@ -140,14 +140,14 @@ func (w *readyWriter) String() string {
 	return w.buf.String()
 }
 
-// startPlayerd runs the binary on a port the kernel picks and waits for its
-// ready line.
-func startPlayerd(t *testing.T, bin, media, data string) *proc {
+// startPlayerd runs the binary on a port the kernel picks, with extra
+// flags, and waits for its ready line.
+func startPlayerd(t *testing.T, bin, media, data string, extra ...string) *proc {
 	t.Helper()
 	b := &proc{data: data, log: &readyWriter{ready: make(chan string, 1)}, http: &http.Client{Timeout: 10 * time.Second}}
-	b.cmd = exec.Command(bin, "-listen", "127.0.0.1:0", "-media", media, "-data", data, "-output", "null",
+	b.cmd = exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-media", media, "-data", data, "-output", "null",
 		"-hat", "", "-fb", "none", "-touch", "none", "-console", "", "-speech-remote", "",
-		"-speech-program", filepath.Join(t.TempDir(), "none"))
+		"-speech-program", filepath.Join(t.TempDir(), "none")}, extra...)...)
 	b.cmd.Stderr = b.log
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -120,6 +120,56 @@ func TestFloodFromOneAddress(t *testing.T) {
 	waitUntil(t, "the goroutines of the flood to end", 30*time.Second, func() bool { return runtime.NumGoroutine() <= idle+10 })
 }
 
+// 64 clients behind one address (a home-automation host running several
+// integrations, a NAT), each opening a new connection per request as
+// scripts and many HTTP libraries do, 50 requests each: every request is
+// answered, 200 or 503 with Retry-After, and none is reset or closed
+// unanswered. `make bench-flood FLOOD_FLAGS=-burst=64x50` gives the
+// figures for a build.
+func TestManyClientsBehindOneAddress(t *testing.T) {
+	media := mediaLibrary(t, map[string][]float64{"A": {1}})
+	base, stop := startBox(t, media, t.TempDir())
+	defer stop()
+	var (
+		wg         sync.WaitGroup
+		okN, busyN atomic.Int64
+	)
+	errs := make(chan error, 64)
+	for range 64 {
+		c := newStatusClient("127.0.0.2", base, true)
+		wg.Go(func() {
+			defer c.close()
+			for range 50 {
+				resp, err := c.client.Get(base + "/api/health")
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case resp.StatusCode == http.StatusOK:
+					okN.Add(1)
+				case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
+					busyN.Add(1)
+				default:
+					errs <- fmt.Errorf("%s, Retry-After %q", resp.Status, resp.Header.Get("Retry-After"))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("64 clients × 50 requests: %d answered 200, %d 503 with Retry-After", okN.Load(), busyN.Load())
+}
+
 // Headers past the limit are refused with 431 before any handler runs.
 func TestOversizedHeaderRefused(t *testing.T) {
 	media := mediaLibrary(t, map[string][]float64{"A": {1}})

@@ -8,8 +8,11 @@
 //	playerd -listen 127.0.0.1:18090 -media M -data D -fb none -touch none &
 //	go run ./services/playerd/cmd/flood -target 127.0.0.1:18090 -pid $!
 //
-// `make bench-flood` does both. Figures are for reports, not assertions: the
-// repository's pass/fail check is TestFloodFromOneAddress.
+// `make bench-flood` does both. With -burst it measures instead how clients
+// behind one address that open a new connection per request fare (`make
+// bench-flood FLOOD_FLAGS=-burst=64x50`). Figures are for reports, not
+// assertions: the repository's pass/fail checks are TestFloodFromOneAddress
+// and TestManyClientsBehindOneAddress.
 package main
 
 import (
@@ -59,6 +62,7 @@ func main() {
 	flag.DurationVar(&c.settle, "settle", 3*time.Minute, "memory is watched this long after the flood (one status request a second meanwhile)")
 	flag.DurationVar(&c.redial, "redial", 0, "a flood connection the box closes is opened again after this pause; 0: not")
 	isChild := flag.Bool("flood-child", false, "run the flood itself (started by flood)")
+	burstSize := flag.String("burst", "", "CLIENTSxREQUESTS: instead of the flood, that many clients from -flood-from, each a new connection per request; counts how the requests ended")
 	flag.Parse()
 	var err error
 	if c.target, err = netip.ParseAddrPort(target); err != nil || !c.target.Addr().IsLoopback() {
@@ -72,6 +76,14 @@ func main() {
 	}
 	if *isChild {
 		runFlood(c)
+		return
+	}
+	if *burstSize != "" {
+		var clients, requests int
+		if _, err := fmt.Sscanf(*burstSize, "%dx%d", &clients, &requests); err != nil || clients < 1 || requests < 1 {
+			fatal(fmt.Errorf("-burst %q: want CLIENTSxREQUESTS, e.g. 64x50", *burstSize))
+		}
+		burst(c.target, c.floodFrom, clients, requests)
 		return
 	}
 	if err := run(c); err != nil {

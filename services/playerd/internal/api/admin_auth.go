@@ -16,7 +16,7 @@ func (h *handler) authStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 type loginRequest struct {
-	Password string `json:"password"`
+	Password *string `json:"password"`
 }
 
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
@@ -25,7 +25,12 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	s, err := h.Auth.Login(r.Context(), auth.CallerFrom(r.Context()).Addr, req.Password)
+	if req.Password == nil {
+		// Not an attempt at a password: refused before the lockout counts.
+		h.fail(w, r, badRequest("password is required"))
+		return
+	}
+	s, err := h.Auth.Login(r.Context(), auth.CallerFrom(r.Context()).Addr, *req.Password)
 	if err != nil {
 		h.fail(w, r, err)
 		return

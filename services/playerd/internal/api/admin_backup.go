@@ -21,6 +21,11 @@ type BackupAdmin interface {
 
 // backup is GET /api/admin/backup[?include_media=true]: a ZIP, streamed.
 func (h *handler) backup(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.backups)
+	if !ok {
+		return
+	}
+	defer leave()
 	media := false
 	if v := r.URL.Query().Get("include_media"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -53,6 +58,11 @@ func (h *handler) backup(w http.ResponseWriter, r *http.Request) {
 // restore is POST /api/admin/restore: a multipart/form-data body whose
 // first file part is the archive.
 func (h *handler) restore(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)

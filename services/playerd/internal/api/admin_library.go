@@ -99,6 +99,11 @@ func (h *handler) deleteFolder(w http.ResponseWriter, r *http.Request) {
 // multipart/form-data body whose file parts are stored in the folder, all
 // or none. Files stream to disk; nothing of them is held in memory.
 func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	mr, err := multipartBody(r)
 	if err != nil {
 		h.fail(w, r, err)
@@ -147,6 +152,11 @@ func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 // setCover is PUT /api/admin/library/folders/{id}/cover with the image as
 // the body. What it is, is sniffed from the content.
 func (h *handler) setCover(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.uploads)
+	if !ok {
+		return
+	}
+	defer leave()
 	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
 	case "image/jpeg", "image/png", "application/octet-stream":
 	default:

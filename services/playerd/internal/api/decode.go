@@ -60,7 +60,10 @@ func decodeObject(data []byte, dst any) error {
 func describe(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
+	var refused *fault.Error
 	switch {
+	case errors.As(err, &refused): // a type's own check (input.Button)
+		return refused.Msg
 	case errors.As(err, &typeErr):
 		if typeErr.Field != "" {
 			return fmt.Sprintf("field %q must be %s, not %s", typeErr.Field, kindName(typeErr.Type.Kind().String()), typeErr.Value)

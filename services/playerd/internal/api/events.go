@@ -15,12 +15,13 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 )
 
 // StreamLimits bound GET /api/events. Zero values mean the defaults.
 //
 // A stream holds its connection for as long as the client listens, and
-// the server's connection limit (netlimit: 32 per address, 256 in all)
+// the server's connection limit (netlimit: 48 per address, 256 in all)
 // never reclaims a connection in the middle of a response. So streams get
 // a share of their own well below those: a client with its streams open
 // still has most of its connections for requests, and streams alone cannot
@@ -276,9 +277,11 @@ func (s *sse) flush() error {
 type connKey struct{}
 
 // ConnContext is the http.Server hook (Server.ConnContext) that lets an
-// event stream reach its connection's socket to size its send buffer.
+// event stream reach its connection's socket to size its send buffer, and
+// marks the requests of a connection the connection limit refuses
+// (netlimit.Refusal).
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, c)
+	return netlimit.ConnContext(context.WithValue(ctx, connKey{}, c), c)
 }
 
 // setSendBuffer sets the socket send buffer of an HTTP/1 request's

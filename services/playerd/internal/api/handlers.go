@@ -105,6 +105,11 @@ func (h *handler) library(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
+	leave, ok := h.enter(w, r, h.heavy.covers)
+	if !ok {
+		return
+	}
+	defer leave()
 	data, mimeType, err := h.Library.Cover(pathVar(r, "id"))
 	if err != nil {
 		if errors.Is(err, library.ErrNotFound) {
@@ -119,7 +124,12 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
+// rescan is POST /api/admin/library/rescan; its body is an empty object.
 func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
+	if err := decodeBody(r, &struct{}{}); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	stats, err := h.Library.Scan()
 	if err != nil {
 		h.fail(w, r, failed("library scan failed", err))

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -94,6 +95,7 @@ type handler struct {
 	log         *slog.Logger
 	streams     streamCounter
 	statusCache statusCache
+	heavy       heavy
 }
 
 // NewHandler returns the API with its middleware.
@@ -104,7 +106,7 @@ func NewHandler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{Deps: d, log: d.Log}
+	h := &handler{Deps: d, log: d.Log, heavy: newHeavy()}
 	r := mux.NewRouter()
 	h.routes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -113,12 +115,13 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	// Outside in: every response gets the security headers; a foreign Host
+	// Outside in: every response gets the security headers; a connection
+	// over the connection limit is answered 503 and closed, a foreign Host
 	// and a cross-site write are refused before anything else runs; then
 	// the request becomes a caller, and the guard applies the protection
 	// rules by path, so routes added under /api/admin/ are covered
 	// without further ado.
-	return securityHeaders(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status))))))
+	return securityHeaders(netlimit.Refuse(h.checkHost(h.sameOrigin(h.identify(h.guard(polled(r, h.status))))), h.fail))
 }
 
 // polled serves GET /api/status, which apps and the web page poll, past

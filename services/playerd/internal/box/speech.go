@@ -35,7 +35,7 @@ func (b *Box) newSpeech() *speech.Service {
 		OnError:  func(err error) { b.log.Warn("speech", "error", err) },
 	}
 	if b.cfg.SpeechRemote != "" {
-		cfg.Voice = &speech.RemoteVoice{URL: b.cfg.SpeechRemote, Timeout: 5 * time.Second}
+		cfg.Voice = &speech.RemoteVoice{URL: b.cfg.SpeechRemote, Timeout: 5 * time.Second, Policy: b.cfg.Fetch}
 		cfg.Fallback = local
 	}
 	return speech.NewService(cfg)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/events"
+	"github.com/storybox/storybox/services/playerd/internal/gate"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
@@ -99,6 +100,13 @@ type Display struct {
 	netAt     time.Time
 	netOffer  bool        // offer Wi-Fi setup on the home screen
 	netStale  atomic.Bool // read netd's state at the next frame
+
+	// shots bounds the screenshots made at once: each holds a copy of
+	// the frame and a PNG encoder, about 2.5 MB at 800×480, which are
+	// kept for the next ones (until the garbage collector takes them).
+	shots        *gate.Gate
+	shotFrames   sync.Pool
+	shotEncoders encoderPool
 }
 
 // New prepares a display; nothing is drawn before Run or Screenshot.
@@ -142,6 +150,7 @@ func New(o Options) (*Display, error) {
 		brightness: 100,
 		lastActive: o.Now(),
 		lit:        -1,
+		shots:      gate.New("screenshots", gate.Limits{Run: 2, Wait: 4, Patience: 5 * time.Second}),
 	}, nil
 }
 
@@ -540,13 +549,23 @@ func (d *Display) Snapshot(ctx context.Context) (*image.RGBA, error) {
 
 // Screenshot is what the screen shows, encoded as PNG, for clients off the
 // box: a pairing code on the screen is blanked (only someone in front of
-// the box may read it).
+// the box may read it). Two are made at once and four more wait a moment;
+// beyond those the answer is a fault.Busy with a Retry-After.
 func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
+	leave, err := d.shots.Enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	if err := d.refresh(ctx); err != nil {
 		d.o.OnError(err) // the frame is still what was last shown
 	}
 	d.rmu.Lock()
-	img := image.NewRGBA(d.frame.Rect)
+	img, _ := d.shotFrames.Get().(*image.RGBA)
+	if img == nil || img.Rect != d.frame.Rect {
+		img = image.NewRGBA(d.frame.Rect)
+	}
+	defer d.shotFrames.Put(img)
 	if v, ok := redacted(d.shown); ok {
 		d.r.render(img, &v)
 	} else {
@@ -554,12 +573,23 @@ func (d *Display) Screenshot(ctx context.Context) ([]byte, error) {
 	}
 	d.rmu.Unlock()
 	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	enc := png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &d.shotEncoders}
 	if err := enc.Encode(&buf, img); err != nil {
 		return nil, fmt.Errorf("display: encode screenshot: %w", err)
 	}
 	return buf.Bytes(), nil
 }
+
+// encoderPool keeps PNG encoders' buffers (the compressor's tables, about
+// 1 MB) between screenshots.
+type encoderPool struct{ sync.Pool }
+
+func (p *encoderPool) Get() *png.EncoderBuffer {
+	b, _ := p.Pool.Get().(*png.EncoderBuffer)
+	return b
+}
+
+func (p *encoderPool) Put(b *png.EncoderBuffer) { p.Pool.Put(b) }
 
 // redacted is v as clients off the box may see it: without the pairing
 // code and with the Wi-Fi passphrase as dots (as many as typed, which the

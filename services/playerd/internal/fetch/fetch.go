@@ -1,10 +1,13 @@
 // Package fetch is how the box reaches the internet on a parent's behalf:
-// radio streams, playlists, podcast feeds and their covers. The URLs come from
-// the admin page, a browser on the home network, so a request must not be
-// turned against the box itself (server-side request forgery): only http and
-// https, never a loopback, link-local or otherwise special address, checked
-// again on every connection after DNS, redirects bounded and checked the
-// same way, headers bounded, every read with a deadline.
+// radio streams, playlists, podcast feeds and their covers, and a speech
+// server. The URLs come from the admin page, a browser on the home network,
+// so a request must not be turned against the box itself (server-side
+// request forgery): only http and https, never a loopback, link-local or
+// otherwise special address, nor any address of any of the box's own
+// interfaces (asked of the kernel at every check, so an address that DHCP
+// or a new Wi-Fi network gives the box is covered at once), checked when a
+// URL is saved and again on every connection after DNS, redirects bounded
+// and checked the same way, headers bounded, every read with a deadline.
 package fetch
 
 import (
@@ -17,6 +20,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,8 +32,23 @@ import (
 // Policy says which hosts the box may fetch from.
 type Policy struct {
 	// AllowLoopback also permits loopback and link-local targets. Only
-	// tests set it: their servers listen on 127.0.0.1.
+	// tests set it: their servers listen on 127.0.0.1. The box's other
+	// addresses stay refused.
 	AllowLoopback bool
+	// OwnAddrs lists the addresses of the box's interfaces; nil: the
+	// kernel's list of every interface's addresses (InterfaceAddrs).
+	OwnAddrs func() ([]netip.Addr, error)
+	// saved: the box's own addresses are not looked at (Saved).
+	saved bool
+}
+
+// Saved is the policy for URLs saved earlier (a configuration read back, a
+// backup restored): the same, except for the box's own addresses, which
+// change (DHCP, another network) and so cannot make what a parent saved
+// unreadable. Connections check them all the same.
+func (p Policy) Saved() Policy {
+	p.saved = true
+	return p
 }
 
 // MaxURL bounds a URL a parent may save.
@@ -38,8 +58,9 @@ const MaxURL = 2048
 var ErrForbidden = fault.New(fault.Invalid, "address not allowed")
 
 // CheckURL parses raw and checks what can be checked without the network:
-// http or https, a host, no credentials, and a literal address that is
-// allowed. Names are checked again when they resolve (Client).
+// http or https, a host, no credentials, and a literal address or a name
+// of the box's own that is allowed. Names are checked again when they
+// resolve (Client).
 func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	if len(raw) > MaxURL {
 		return nil, fault.New(fault.Invalid, "URL is longer than %d characters", MaxURL)
@@ -57,33 +78,91 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	if u.User != nil {
 		return nil, fault.New(fault.Invalid, "URLs with a user name or password are not supported")
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !p.allowed(ip) {
-		return nil, fmt.Errorf("%w: %s is the box itself or a link-local or special address", ErrForbidden, ip)
-	}
-	if h := strings.ToLower(u.Hostname()); !p.AllowLoopback && (h == "localhost" || strings.HasSuffix(h, ".localhost")) {
-		return nil, fmt.Errorf("%w: %s is the box itself", ErrForbidden, h)
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+		if err := p.check(ip); err != nil {
+			return nil, err
+		}
+	} else if p.ownName(u.Hostname()) {
+		return nil, fmt.Errorf("%w: %s is the box itself", ErrForbidden, u.Hostname())
 	}
 	u.Fragment = ""
 	return u, nil
 }
 
-// allowed reports whether the box may connect to ip. Private home-network
-// addresses are fine (a radio server on the NAS); the box's own loopback,
-// link-local (router and cloud metadata services), multicast and
-// unspecified addresses are not.
-func (p Policy) allowed(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		ip.IsLinkLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+// ownName reports whether host names the box: localhost (unless loopback
+// is allowed), or the box's host name, bare or in .local.
+func (p Policy) ownName(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return !p.AllowLoopback
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" {
 		return false
 	}
-	if ip.Is4() && ip.As4()[0] == 0 { // "this network"
-		return false
+	name = strings.ToLower(name)
+	return h == name || h == name+".local"
+}
+
+// check tells whether the box may connect to ip. Private home-network
+// addresses are fine (a radio server on the NAS); the box's own addresses,
+// loopback, link-local (router and cloud metadata services), multicast and
+// unspecified addresses are not.
+func (p Policy) check(ip netip.Addr) error {
+	ip = ip.Unmap().WithZone("")
+	if !ip.IsValid() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		ip.IsLinkLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) ||
+		ip.Is4() && ip.As4()[0] == 0 { // "this network"
+		return fmt.Errorf("%w: %s is a special address", ErrForbidden, ip)
 	}
 	if ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-		return p.AllowLoopback
+		if p.AllowLoopback {
+			return nil
+		}
+		return fmt.Errorf("%w: %s is the box itself or link-local", ErrForbidden, ip)
 	}
-	return true
+	if p.saved {
+		return nil
+	}
+	own, err := p.ownAddrs()
+	if err != nil {
+		// Unknown is refused: the box cannot tell it is not itself.
+		return fmt.Errorf("%w: the box's own addresses could not be listed: %v", ErrForbidden, err)
+	}
+	if slices.Contains(own, ip) {
+		return fmt.Errorf("%w: %s is the box itself", ErrForbidden, ip)
+	}
+	return nil
+}
+
+func (p Policy) ownAddrs() ([]netip.Addr, error) {
+	if p.OwnAddrs != nil {
+		return p.OwnAddrs()
+	}
+	return InterfaceAddrs()
+}
+
+// InterfaceAddrs asks the kernel for the addresses of every interface of
+// the box, now.
+func InterfaceAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
+		}
+		if na, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, na.Unmap())
+		}
+	}
+	return out, nil
 }
 
 // Options are the bounds of one client.
@@ -108,6 +187,7 @@ const UserAgent = "storybox/1 (children's audio player)"
 // Client returns an HTTP client that enforces the policy on every connection
 // it opens, including those of redirects.
 func (p Policy) Client(o Options) *http.Client {
+	p.saved = false
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = 15 * time.Second
 	}
@@ -116,14 +196,14 @@ func (p Policy) Client(o Options) *http.Client {
 	}
 	d := &net.Dialer{
 		Timeout: dialTimeout,
-		// After DNS, before connecting: a name that resolves to the box
-		// itself is refused like the literal address.
+		// After DNS, before connecting, every time: a name that resolves
+		// to the box itself is refused like the literal address.
 		Control: func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !p.allowed(ap.Addr()) {
-				return fmt.Errorf("%w: a name resolved to a forbidden address", ErrForbidden)
+			if err != nil {
+				return fmt.Errorf("%w: %q is not an address", ErrForbidden, address)
 			}
-			return nil
+			return p.check(ap.Addr())
 		},
 	}
 	t := &http.Transport{

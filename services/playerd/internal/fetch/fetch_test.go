@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +214,101 @@ func TestReadAllLimit(t *testing.T) {
 	}
 	if b, err := ReadAll(strings.NewReader("abc"), 3); err != nil || string(b) != "abc" {
 		t.Errorf("%q %v", b, err)
+	}
+}
+
+// The box's own addresses, on any interface, are refused like loopback,
+// even where loopback is allowed; the list is asked anew on every check, so
+// an address the box gets later is refused from then on; a list that
+// cannot be had refuses everything but loopback.
+func TestCheckURLRefusesOwnAddresses(t *testing.T) {
+	own := []netip.Addr{netip.MustParseAddr("192.168.1.50"), netip.MustParseAddr("fd00::5")}
+	var listErr error
+	lister := func() ([]netip.Addr, error) { return own, listErr }
+	for _, p := range []Policy{{OwnAddrs: lister}, {OwnAddrs: lister, AllowLoopback: true}} {
+		for _, u := range []string{"http://192.168.1.50:8090/api/admin/backup", "http://[fd00::5]/", "http://[::ffff:192.168.1.50]/"} {
+			if _, err := p.CheckURL(u); !errors.Is(err, ErrForbidden) || !errors.Is(err, fault.Invalid) {
+				t.Errorf("%+v %q: %v, want ErrForbidden", p.AllowLoopback, u, err)
+			}
+		}
+		if _, err := p.CheckURL("http://192.168.1.51/"); err != nil {
+			t.Errorf("a neighbour refused: %v", err)
+		}
+	}
+	p := Policy{OwnAddrs: lister}
+	own = append(own, netip.MustParseAddr("192.168.1.51")) // DHCP gave the box another
+	if _, err := p.CheckURL("http://192.168.1.51/"); !errors.Is(err, ErrForbidden) {
+		t.Errorf("an address the box got later: %v, want ErrForbidden", err)
+	}
+	listErr = errors.New("netlink: no")
+	if _, err := p.CheckURL("http://192.168.1.99/"); !errors.Is(err, ErrForbidden) {
+		t.Errorf("without the list: %v, want ErrForbidden", err)
+	}
+	if _, err := (Policy{OwnAddrs: lister, AllowLoopback: true}).CheckURL("http://127.0.0.1/"); err != nil {
+		t.Errorf("loopback in tests without the list: %v", err)
+	}
+}
+
+// The box's host name, bare or in .local, is the box itself.
+func TestCheckURLRefusesOwnName(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Skip("no host name")
+	}
+	for _, u := range []string{"http://" + name + ":8090/", "http://" + strings.ToUpper(name) + ".local/x"} {
+		if _, err := (Policy{AllowLoopback: true}).CheckURL(u); !errors.Is(err, ErrForbidden) {
+			t.Errorf("%q: %v, want ErrForbidden", u, err)
+		}
+	}
+}
+
+// ownNonLoopback is the machine's real addresses that are neither loopback
+// nor link-local, the ones a parent could type as the box's LAN address.
+func ownNonLoopback(t *testing.T) []netip.Addr {
+	t.Helper()
+	all, err := InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []netip.Addr
+	for _, a := range all {
+		if !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// With the kernel's own list: a server on this machine's real LAN address
+// is refused when the URL is checked and, for a URL that got past (a name
+// that resolved to it, a redirect), when the connection is made; the same
+// server is reached by a client that does not know the address as its own.
+func TestClientRefusesOwnAddressOnConnect(t *testing.T) {
+	addrs := ownNonLoopback(t)
+	if len(addrs) == 0 {
+		t.Skip("this machine has no non-loopback address")
+	}
+	for _, ip := range addrs {
+		ln, err := net.Listen("tcp", netip.AddrPortFrom(ip, 0).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backup") }))
+		srv.Listener = ln
+		srv.Start()
+		u := "http://" + ln.Addr().String() + "/api/admin/backup"
+		if _, err := (Policy{}).CheckURL(u); !errors.Is(err, ErrForbidden) {
+			t.Errorf("%s: CheckURL %v, want ErrForbidden", u, err)
+		}
+		if _, err := Get(context.Background(), Policy{AllowLoopback: true}.Client(Options{}), u, nil); !errors.Is(err, ErrForbidden) {
+			t.Errorf("%s: connection %v, want ErrForbidden", u, err)
+		}
+		notOwn := Policy{OwnAddrs: func() ([]netip.Addr, error) { return nil, nil }}
+		resp, err := Get(context.Background(), notOwn.Client(Options{}), u, nil)
+		if err != nil {
+			t.Fatalf("%s without the rule: %v", u, err)
+		}
+		resp.Body.Close()
+		srv.Close()
 	}
 }

@@ -126,6 +126,12 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, fault.New(fault.NotFound, "nothing with a cover is playing"))
 		return
 	}
+	leave, err := h.covers.Enter(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	defer leave()
 	// The status names the cover by its URL on :8090; the catalog knows it
 	// by the folder's id, whatever kind of folder it is.
 	data, mimeType, err := h.Covers.Cover(*st.FolderID)
@@ -151,7 +157,10 @@ func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
 	}
 	png, err := h.Display.Screenshot(r.Context())
 	if err != nil {
-		h.fail(w, r, fault.Wrap(fault.Internal, err, "screenshot failed"))
+		if fault.KindOf(err) == fault.Internal {
+			err = fault.Wrap(fault.Internal, err, "screenshot failed")
+		}
+		h.fail(w, r, err) // too many at once: 429 rate_limited
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")

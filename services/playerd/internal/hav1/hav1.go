@@ -9,10 +9,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/gate"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -94,6 +97,8 @@ type handler struct {
 	Deps
 	log     *slog.Logger
 	streams chan struct{} // open event streams
+	// covers bounds the covers read at once (each whole into memory).
+	covers *gate.Gate
 }
 
 // maxStreams bounds open event streams; each holds a goroutine and a
@@ -105,7 +110,8 @@ func NewHandler(d Deps) http.Handler {
 	if d.Pairing == nil || d.CA == nil || d.Player == nil || d.Auth == nil || d.Hosts == nil {
 		panic("hav1: Deps.Pairing, CA, Player, Auth and Hosts are required")
 	}
-	h := &handler{Deps: d, log: d.Log, streams: make(chan struct{}, maxStreams)}
+	h := &handler{Deps: d, log: d.Log, streams: make(chan struct{}, maxStreams),
+		covers: gate.New("cover requests", gate.Limits{Run: 2, Wait: 4, Patience: 5 * time.Second})}
 	r := mux.NewRouter()
 	h.routes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -114,7 +120,7 @@ func NewHandler(d Deps) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, errMethod(req.Method, req.URL.Path))
 	})
-	return securityHeaders(h.checkHost(r))
+	return securityHeaders(netlimit.Refuse(h.checkHost(r), h.fail))
 }
 
 // routes is the whole API. Each route names what it needs: nothing (open

@@ -29,8 +29,14 @@ import (
 //   - MaxConns: 256 connections are about 5 MB. A household's clients (a
 //     few browsers with up to 6 connections each, Home Assistant's pool, the
 //     phone apps) need a fraction of that.
-//   - MaxConnsPerClient: a browser's 6, or a proxy in front of several
-//     users, fit in 32; at least 8 clients have their full share at once.
+//   - MaxConnsPerClient: everything behind one address shares it: a
+//     home-automation host and a browser behind a NAT or a reverse proxy
+//     together. A browser opens at most 6 (the admin page's event stream
+//     among them), Home Assistant holds its event stream and polls the
+//     status, the cover and the screenshot (4), and other integrations and
+//     scripts on the same host that open a new connection per request get
+//     the rest: a burst of 32 with room to spare. Five clients can have
+//     their full share at once (docs/api.md).
 //   - MaxHeaderBytes: the request line and headers. Browsers send under
 //     2 KB (the box sets no cookies); net/http's default would let every
 //     connection buffer 1 MB.
@@ -43,7 +49,7 @@ import (
 // minute, and under pressure the limiter gives idle ones up at once.
 const (
 	MaxConns          = 256
-	MaxConnsPerClient = 32
+	MaxConnsPerClient = 48
 	MaxHeaderBytes    = 16 << 10
 )
 

@@ -89,6 +89,26 @@ type Button struct {
 	LongAction string `json:"long_action,omitempty"`
 }
 
+// UnmarshalJSON reads a button whole, line required: a button without one
+// would otherwise be line 0, or keep the line of the button it replaces.
+func (b *Button) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Line       *int   `json:"line"`
+		Action     string `json:"action"`
+		LongAction string `json:"long_action"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if v.Line == nil {
+		return invalid("gpio.buttons: every button needs its line")
+	}
+	*b = Button{Line: *v.Line, Action: v.Action, LongAction: v.LongAction}
+	return nil
+}
+
 // DefaultReaders are the readers the box was designed against: cheap USB
 // readers that act as keyboards. 125 kHz EM4100 readers "IC Reader IC
 // Reader" (ffff:0035, also sold as Sycreader, YARONGTECH, "USB RFID

@@ -57,8 +57,11 @@ type Podcast struct {
 	Name string `json:"name,omitempty"` // shown instead of the feed's title when set
 }
 
-// Validate checks every entry against the fetch policy and the limits.
+// Validate checks every entry against the fetch policy for saved URLs
+// (fetch.Policy.Saved) and the limits. A new or changed entry is checked
+// against the whole policy besides (Station.check, Podcast.check).
 func (c *Config) Validate(p fetch.Policy) error {
+	p = p.Saved()
 	if c.Version != Version {
 		return fault.New(fault.Invalid, "radio: version %d is not %d", c.Version, Version)
 	}

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -338,4 +339,47 @@ func TestFeedRefreshAcrossClockSteps(t *testing.T) {
 	s = again
 	fetched("a cached feed dated after the clock", 1)
 	fetched("the same feed, fetched in this run", 0)
+}
+
+// The box's own addresses change (DHCP, another network): a station saved
+// while its address was another machine's stays readable and does not
+// block other changes once the box has that address; saving it anew, or a
+// new one there, is refused.
+func TestStationAtAddressTheBoxGotLater(t *testing.T) {
+	dir := t.TempDir()
+	var own []netip.Addr
+	p := fetch.Policy{OwnAddrs: func() ([]netip.Addr, error) { return own, nil }}
+	s, err := New(dir, Options{Policy: p, OnChange: func() {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nas, err := s.AddStation(Station{Name: "NAS", URL: "http://192.168.1.5:8000/kids"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.AddStation(Station{Name: "Kinderfunk", URL: "https://radio.example/kids.mp3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own = []netip.Addr{netip.MustParseAddr("192.168.1.5")} // now the box's
+	if err := s.Reload(); err != nil {
+		t.Fatalf("reading back: %v", err)
+	}
+	if _, ok := s.Folder(nas.ID); !ok {
+		t.Fatal("the station at the box's new address is gone")
+	}
+	other.Name = "Kinderfunk 2"
+	if _, err := s.UpdateStation(other.ID, other); err != nil {
+		t.Errorf("another station could not be changed: %v", err)
+	}
+	nas.Name = "NAS 2"
+	if _, err := s.UpdateStation(nas.ID, nas); !errors.Is(err, fetch.ErrForbidden) {
+		t.Errorf("saving the station at the box's address anew: %v, want ErrForbidden", err)
+	}
+	if _, err := s.AddStation(Station{Name: "Box", URL: "http://192.168.1.5:8090/"}); !errors.Is(err, fetch.ErrForbidden) {
+		t.Errorf("a new station at the box's address: %v, want ErrForbidden", err)
+	}
+	if err := Check([]byte(`{"version":1,"stations":[{"id":"` + nas.ID + `","name":"NAS","url":"http://192.168.1.5:8000/kids"}],"podcasts":[]}`)); err != nil {
+		t.Errorf("a backup with a station at an address of a box: %v", err)
+	}
 }

@@ -177,12 +177,22 @@ func (s *Service) AddStation(st Station) (Station, error) {
 		return Station{}, fault.New(fault.Conflict, "there are %d stations already, the most the box keeps", MaxStations)
 	}
 	st.ID = newID()
+	if err := st.check(s.opts.Policy); err != nil {
+		return Station{}, err
+	}
 	c.Stations = append(c.Stations, st)
 	return st, s.save(c)
 }
 
 // UpdateStation replaces the station id.
 func (s *Service) UpdateStation(id string, st Station) (Station, error) {
+	if !validID(id) {
+		return Station{}, fault.New(fault.NotFound, "no station %q", id)
+	}
+	st.ID = id
+	if err := st.check(s.opts.Policy); err != nil {
+		return Station{}, err // bad input before an unknown id, as for a podcast
+	}
 	s.edit.Lock()
 	defer s.edit.Unlock()
 	c := s.current()
@@ -190,7 +200,6 @@ func (s *Service) UpdateStation(id string, st Station) (Station, error) {
 	if i < 0 {
 		return Station{}, fault.New(fault.NotFound, "no station %q", id)
 	}
-	st.ID = id
 	old := c.Stations[i]
 	c.Stations[i] = st
 	if err := s.save(c); err != nil {

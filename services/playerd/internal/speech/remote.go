@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
+	"sync"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/fetch"
 )
 
 // RemoteVoice asks a speech server on the LAN (for example a Piper HTTP
@@ -18,7 +20,13 @@ import (
 type RemoteVoice struct {
 	URL     string
 	Timeout time.Duration // per request; 0 means 10 s
-	Client  *http.Client  // nil: a client without proxy use
+	// Policy is where the box may connect (package fetch): never to
+	// itself, on any of its addresses, checked on every connection.
+	Policy fetch.Policy
+	Client *http.Client // nil: Policy's client
+
+	once   sync.Once
+	client *http.Client
 }
 
 // ID implements Voice.
@@ -27,9 +35,8 @@ func (v *RemoteVoice) ID() string { return "remote/" + v.URL }
 // Available implements Voice. Reachability is found out by Render, which
 // fails fast enough (Timeout) for the fallback to take over.
 func (v *RemoteVoice) Available() error {
-	u, err := url.Parse(v.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: speech server URL %q is not an http(s) URL", ErrUnavailable, v.URL)
+	if _, err := v.Policy.CheckURL(v.URL); err != nil {
+		return fmt.Errorf("%w: speech server URL: %w", ErrUnavailable, err)
 	}
 	return nil
 }
@@ -57,11 +64,12 @@ func (v *RemoteVoice) Render(ctx context.Context, r Request) ([]byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "audio/wav")
-	client := v.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	}
-	resp, err := client.Do(req)
+	v.once.Do(func() {
+		if v.client = v.Client; v.client == nil {
+			v.client = v.Policy.Client(fetch.Options{ReadTimeout: timeout})
+		}
+	})
+	resp, err := v.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("speech server: %w", err)
 	}
