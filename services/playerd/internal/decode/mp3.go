@@ -43,6 +43,12 @@ func (s *mp3Stream) Stream(samples [][2]float64) (int, bool) {
 		return 0, false
 	}
 	n, err := s.d.ReadStereo(samples)
+	if err == nil && n < len(samples) {
+		// A short read ends a beep stream (a resampler in front of a
+		// station takes it as the end): its reason must come with it, or a
+		// stalled server reads as one that closed the stream.
+		_, err = s.d.ReadStereo(nil)
+	}
 	if err != nil && err != io.EOF {
 		s.err = mp3Error(err)
 	}
