@@ -355,3 +355,18 @@ integration: test-boot
 test-update: vm-image
 	$(IMAGE_ENV) gokrazy-instance/update-test.sh $(IMAGE_DIR)/storybox-vm.img
 test-boot: test-update
+
+# Power cuts on the real image (powercut-test.sh, gokrazy-instance/powercut):
+# the amd64 VM on a copy of its disk is killed at random moments while
+# commands, settings, card mappings and uploads stream at it, and booted
+# again on the same disk, POWERCUT_CUTS times; every change acknowledged a
+# second before a cut must be there, uploads whole or absent, /perm clean.
+# 20 cuts everywhere, CI included (docs/image.md has the time it takes);
+# POWERCUT_SEED repeats a run's choices.
+POWERCUT_CUTS ?= 20
+POWERCUT_SEED ?=
+.PHONY: test-powercut
+test-powercut: vm-image
+	CUTS=$(POWERCUT_CUTS) SEED=$(POWERCUT_SEED) GO=$(GO) gokrazy-instance/powercut-test.sh $(IMAGE_DIR)/storybox-vm.img
+
+integration: test-powercut
