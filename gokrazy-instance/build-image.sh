@@ -130,3 +130,4 @@ allocated=$(($(stat -c %b "$out") * $(stat -c %B "$out")))
 printf 'build-image: %s: %s bytes apparent, %s bytes allocated, /perm %s MiB; gok %.1f s, /perm %.1f s\n' \
 	"$out" "$apparent" "$allocated" $((psectors / 2048)) \
 	"$(awk "BEGIN{print $t1 - $t0}")" "$(awk "BEGIN{print $t2 - $t1}")"
+echo "build-image: the web interface (https://$(webui_hostname "$instance"):$(jq -r .Update.HTTPSPort "$here/$instance/config.json")) shows the certificate with SHA-256 $(webui_fingerprint "$(webui_cert "$instance")")"

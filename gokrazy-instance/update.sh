@@ -22,7 +22,9 @@
 # Environment: GOK, GO, SECRETS_DIR as in build-image.sh; UPDATE_PORT, the
 # box's TLS port as this machine reaches it (default: the instance's
 # Update.HTTPSPort; tests pass a port forward); UPDATE_TIMEOUT, seconds to
-# wait for the box to come back with the new build (default 300).
+# wait for the box to come back with the new build (default 300);
+# SWITCH_SETTLE, seconds between the A/B switch and the reboot (default 40,
+# see below).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
