@@ -345,7 +345,7 @@ integration: test-netd-vm
 # gokrazy-instance/.secrets and reused after; keep it, `make update` needs it.
 # PI_IMAGE_BYTES: size of the SD card; /perm gets all but 1.1 GB of it. The
 # default fits every "4 GB" card; use `blockdev --getsize64 /dev/sdX` for more.
-IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq debian-archive-keyring
+IMAGE_PACKAGES := qemu-system-x86 qemu-system-arm mtools e2fsprogs util-linux curl jq openssl debian-archive-keyring
 APT_PACKAGES  += $(IMAGE_PACKAGES)
 GOK            := $(BIN)/gok
 IMAGE_DIR      := $(CURDIR)/build/image
@@ -379,7 +379,7 @@ vm-image: $(GOK) speech
 	$(IMAGE_ENV) gokrazy-instance/build-image.sh storybox-vm $(IMAGE_DIR)/storybox-vm.img $(VM_IMAGE_BYTES)
 
 # Boots the amd64 image in qemu: API on 127.0.0.1:8090, gokrazy web interface
-# on 127.0.0.1:9080, serial console here (Ctrl-A X quits). The guest has no
+# on https://127.0.0.1:9443, serial console here (Ctrl-A X quits). The guest has no
 # network beyond qemu's restricted user-mode stack.
 vm: vm-image
 	gokrazy-instance/boot-test.sh run $(IMAGE_DIR)/storybox-vm.img
@@ -396,3 +396,26 @@ test-boot: vm-image image
 	gokrazy-instance/boot-test.sh pi $(IMAGE_DIR)/storybox.img
 
 integration: test-boot
+
+# Updates over TLS only (update-test.sh, part of the boot test): an impostor
+# and a wrong pin are refused before the password is sent; a real update of
+# the amd64 VM over TLS switches A/B and keeps /perm.
+.PHONY: test-update
+test-update: vm-image
+	$(IMAGE_ENV) gokrazy-instance/update-test.sh $(IMAGE_DIR)/storybox-vm.img
+test-boot: test-update
+
+# Power cuts on the real image (powercut-test.sh, gokrazy-instance/powercut):
+# the amd64 VM on a copy of its disk is killed at random moments while
+# commands, settings, card mappings and uploads stream at it, and booted
+# again on the same disk, POWERCUT_CUTS times; every change acknowledged a
+# second before a cut must be there, uploads whole or absent, /perm clean.
+# 20 cuts everywhere, CI included (docs/image.md has the time it takes);
+# POWERCUT_SEED repeats a run's choices.
+POWERCUT_CUTS ?= 20
+POWERCUT_SEED ?=
+.PHONY: test-powercut
+test-powercut: vm-image
+	CUTS=$(POWERCUT_CUTS) SEED=$(POWERCUT_SEED) GO=$(GO) gokrazy-instance/powercut-test.sh $(IMAGE_DIR)/storybox-vm.img
+
+integration: test-powercut

@@ -11,18 +11,21 @@
 #        exactly as flashed: API ready, library from /perm/media, and playing
 #        a folder reports the missing sound card (virt has none) as an error
 #        state while the API keeps serving.
-#   Both: gokrazy's web interface answers on 9080 (401 without, 200 with the
-#        update password; playerd and hatd listed, no fbstatus), nothing on
-#        port 80, clean power-off through gokrazy. Prints boot-to-API-ready.
+#   Both: gokrazy's web interface: 9080 only redirects to TLS on 9443, which
+#        shows the pinned certificate (webui.sh) and answers 401 without,
+#        200 with the update password (playerd and hatd listed, no
+#        fbstatus); nothing on port 80; clean power-off through gokrazy over
+#        TLS. Prints boot-to-API-ready.
 #   run  amd64 image, interactive: serial console on this terminal, API on
-#        127.0.0.1:$API_PORT (default 8090), web interface on 127.0.0.1:9080.
+#        127.0.0.1:$API_PORT (default 8090), web interface on
+#        https://127.0.0.1:9443 (9080 redirects there).
 #        Quit with Ctrl-A X.
 #
 # The guest never gets a network beyond QEMU's user-mode stack with
 # restrict=on; every forward binds 127.0.0.1 only. The test modes run the
 # image through -snapshot, so the image file stays as it was built.
 #
-# Environment: API_PORT, UI_PORT (host ports), BOOT_TIMEOUT (seconds, default
+# Environment: API_PORT, UI_PORT, UIS_PORT (host ports), BOOT_TIMEOUT (seconds, default
 # 300), SECRETS_DIR (where build-image.sh keeps the update password),
 # LOG_DIR (serial logs, default: next to the image).
 set -euo pipefail
@@ -50,9 +53,11 @@ vm | pi)
 	taken="$taken $API_PORT"
 	UI_PORT=${UI_PORT:-$(free_port 39080)}
 	taken="$taken $UI_PORT"
+	UIS_PORT=${UIS_PORT:-$(free_port 39443)}
+	taken="$taken $UIS_PORT"
 	WEB80_PORT=${WEB80_PORT:-$(free_port 38080)}
 	;;
-run) API_PORT=${API_PORT:-8090} UI_PORT=${UI_PORT:-9080} WEB80_PORT= ;;
+run) API_PORT=${API_PORT:-8090} UI_PORT=${UI_PORT:-9080} UIS_PORT=${UIS_PORT:-9443} WEB80_PORT= ;;
 *) echo "boot-test: unknown mode $mode (want vm, pi or run)" >&2; exit 2 ;;
 esac
 
@@ -104,7 +109,7 @@ cmdline=$(mtype -i "$fat" ::cmdline.txt | tr -d '\r\n' | tr -s ' ') || fail "no 
 # only as long as the disk needs. Console: the emulated UART.
 cmdline=$(sed -E 's/(^| )console=[^ ]*//g; s/rootdelay=[0-9]+/rootwait/' <<<"$cmdline")
 
-net="user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$API_PORT-:8090,hostfwd=tcp:127.0.0.1:$UI_PORT-:9080"
+net="user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$API_PORT-:8090,hostfwd=tcp:127.0.0.1:$UI_PORT-:9080,hostfwd=tcp:127.0.0.1:$UIS_PORT-:9443"
 [ -z "$WEB80_PORT" ] || net="$net,hostfwd=tcp:127.0.0.1:$WEB80_PORT-:80"
 case $mode in
 vm | run)
@@ -126,7 +131,7 @@ esac
 qemu+=(-kernel "$work/vmlinuz" -append "$cmdline" -netdev "$net" -nic none -monitor none)
 
 if [ "$mode" = run ]; then
-	say "API on http://127.0.0.1:$API_PORT, gokrazy web interface on http://127.0.0.1:$UI_PORT (user gokrazy, password in $SECRETS_DIR/gokrazy/http-password.txt); quit with Ctrl-A X"
+	say "API on http://127.0.0.1:$API_PORT, gokrazy web interface on https://127.0.0.1:$UIS_PORT (user gokrazy, password in $SECRETS_DIR/gokrazy/http-password.txt); quit with Ctrl-A X"
 	"${qemu[@]}" -display none -serial mon:stdio
 	exit 0
 fi
@@ -209,15 +214,15 @@ else
 	say "speech: POST /api/speak answered $r"
 fi
 
-# gokrazy's own web interface moved to 9080 (Update.HTTPPort) so it can never
-# take 8090 from playerd, and nothing answers on port 80; it wants the update
-# password and lists our services (and no fbstatus, which would fight playerd
-# for the framebuffer).
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$UI_PORT/") || true
-[ "$code" = 401 ] || fail "gokrazy web interface on guest port 9080: want 401 without password, got $code"
-pw=$(cat "$SECRETS_DIR/gokrazy/http-password.txt") || fail "no update password in $SECRETS_DIR"
-page=$(curl -sf --max-time 20 -u "gokrazy:$pw" "http://127.0.0.1:$UI_PORT/") ||
-	fail "gokrazy web interface with the update password did not answer 200"
+# gokrazy's own web interface moved to 9080/9443 (Update.HTTPPort,
+# HTTPSPort) so it can never take 8090 from playerd, and nothing answers on
+# port 80; it speaks TLS only (webui.sh), wants the update password and lists
+# our services (and no fbstatus, which would fight playerd for the
+# framebuffer).
+# shellcheck source=webui.sh
+. "$here/webui.sh"
+case $mode in pi) instance=storybox ;; *) instance=storybox-vm ;; esac
+page=$(webui_check "$instance" "$UI_PORT" "$UIS_PORT" 2>"$work/webui.err") || fail "gokrazy web interface: $(cat "$work/webui.err")"
 for svc in /user/playerd /user/hatd; do
 	grep -q "$svc" <<<"$page" || fail "gokrazy does not list $svc"
 done
@@ -225,11 +230,12 @@ done
 if curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$WEB80_PORT/"; then
 	fail "something answers on guest port 80"
 fi
-say "gokrazy web interface: 401 without, 200 with the update password on 9080; lists playerd and hatd, no fbstatus; port 80 closed"
+say "gokrazy web interface: 9080 redirects to TLS on 9443; the pinned certificate, 401 without, 200 with the update password, another pin refused; lists playerd and hatd, no fbstatus; port 80 closed"
 
 # Clean power-off through gokrazy: services get SIGTERM, /perm is unmounted,
 # and QEMU exits on its own.
-curl -s -o /dev/null --max-time 60 -u "gokrazy:$pw" -X POST "http://127.0.0.1:$UI_PORT/poweroff" || true
+webui_curl "$(webui_pin "$(webui_cert "$instance")")" "$SECRETS_DIR/gokrazy/http-password.txt" \
+	"https://127.0.0.1:$UIS_PORT/poweroff" -o /dev/null --max-time 60 -X POST || true
 for _ in $(seq 1 120); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.5; done
 kill -0 "$qpid" 2>/dev/null && fail "guest did not power off within 60 s"
 wait "$qpid" || true

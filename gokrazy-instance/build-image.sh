@@ -11,7 +11,8 @@
 # Environment:
 #   GOK           gok binary (built by `make gok`)
 #   GO            go command (default: go)
-#   SECRETS_DIR   git-ignored directory holding the update password
+#   SECRETS_DIR   git-ignored directory holding the update password and the
+#                 web interface's TLS certificate and key
 #                 (default: gokrazy-instance/.secrets)
 #   DEMOMEDIA     command that writes the demo library into the directory
 #                 given as its last argument
@@ -43,8 +44,8 @@ die() { echo "build-image: $*" >&2; exit 1; }
 [ -x "$GOK" ] || die "gok not found at $GOK (run: make gok)"
 [[ $bytes =~ ^[0-9]+$ ]] && [ "$bytes" -ge 1258299392 ] || # (die exits)
 	die "BYTES must be a number >= 1258299392 (gokrazy needs 1.1 GB plus room for /perm), got $bytes"
-for tool in mkfs.ext4 partx; do
-	command -v "$tool" >/dev/null || die "$tool missing (Debian: e2fsprogs, util-linux)"
+for tool in mkfs.ext4 partx openssl jq; do
+	command -v "$tool" >/dev/null || die "$tool missing (Debian: e2fsprogs, util-linux, openssl, jq)"
 done
 
 # The update password must not live in the repository. gok reads it from
@@ -60,6 +61,11 @@ if [ ! -s "$pwfile" ]; then
 	mv "$pwfile.tmp" "$pwfile"
 	echo "build-image: generated the update password in $pwfile (keep it: gok update needs it)"
 fi
+# The web interface and update API speak TLS only (webui.sh): the
+# certificate is made once, beside the password, and gok builds it in.
+# shellcheck source=webui.sh
+. "$here/webui.sh"
+webui_ensure_cert "$instance" || die "could not make the web interface certificate in $SECRETS_DIR"
 export GOENV=${GOENV:-$($GO env GOENV)}
 export XDG_CONFIG_HOME=$SECRETS_DIR
 
@@ -124,3 +130,4 @@ allocated=$(($(stat -c %b "$out") * $(stat -c %B "$out")))
 printf 'build-image: %s: %s bytes apparent, %s bytes allocated, /perm %s MiB; gok %.1f s, /perm %.1f s\n' \
 	"$out" "$apparent" "$allocated" $((psectors / 2048)) \
 	"$(awk "BEGIN{print $t1 - $t0}")" "$(awk "BEGIN{print $t2 - $t1}")"
+echo "build-image: the web interface (https://$(webui_hostname "$instance"):$(jq -r .Update.HTTPSPort "$here/$instance/config.json")) shows the certificate with SHA-256 $(webui_fingerprint "$(webui_cert "$instance")")"

@@ -223,11 +223,14 @@ func WriteSecret(path string, data []byte) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // the rename itself survives a power cut
-		d.Close()
+	// The rename itself must survive a power cut: a network saved and
+	// answered must not come back as the old list.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer d.Close()
+	return d.Sync()
 }
 
 // Import is a wifi.json that a parent puts on the SD card's boot partition

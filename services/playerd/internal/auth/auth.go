@@ -194,7 +194,9 @@ func (m *Manager) SetPassword(ctx context.Context, addr netip.Addr, current, nex
 func (m *Manager) Reset() error {
 	m.changing <- struct{}{}
 	defer func() { <-m.changing }()
-	if err := os.Remove(m.path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Durably: a power cut right after a reset must not bring the old
+	// password back.
+	if err := state.Remove(m.path()); err != nil {
 		return fmt.Errorf("remove the administrator password: %w", err)
 	}
 	m.mu.Lock()

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -128,7 +127,7 @@ func New(cfg Config) (*Box, error) {
 	}
 	b := &Box{cfg: cfg, log: cfg.Log, clock: cfg.Clock, feed: events.New(events.Config{})}
 	log := b.log
-	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+	if err := state.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
 	if done, err := backup.Recover(cfg.Data); err != nil {

@@ -133,7 +133,7 @@ func Open(cfg Config) (*Identity, error) {
 	if cfg.Name == "" {
 		cfg.Name = "storybox"
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+	if err := state.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
 	id := &Identity{cfg: cfg}
@@ -146,7 +146,7 @@ func Open(cfg Config) (*Identity, error) {
 			return nil, err
 		}
 		// A new CA makes the old server certificate worthless.
-		_ = os.Remove(id.path(LeafFile))
+		_ = state.Remove(id.path(LeafFile))
 	}
 	key, err := readKey(id.path(LeafKeyFile))
 	if err != nil {
@@ -159,7 +159,7 @@ func Open(cfg Config) (*Identity, error) {
 		if err := writeKey(id.path(LeafKeyFile), key); err != nil {
 			return nil, err
 		}
-		_ = os.Remove(id.path(LeafFile))
+		_ = state.Remove(id.path(LeafFile))
 	}
 	id.key = key
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)

@@ -34,8 +34,8 @@ func IsTemp(name string) bool {
 // WriteFile is the atomic replace behind WriteJSON, for any content.
 func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("state: %w", err)
+	if err := MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
@@ -56,6 +56,48 @@ func WriteFile(path string, data []byte) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
+	return syncDir(dir)
+}
+
+// MkdirAll makes dir and its missing parents, each one durable: the parent
+// that got a new entry is synced, as a file's directory is after a rename,
+// so a power cut cannot take back a directory a file was then saved in.
+// Directories that exist cost one stat.
+func MkdirAll(dir string, perm os.FileMode) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("state: %s is not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // made meanwhile by someone else, who syncs it
+		}
+		return fmt.Errorf("state: %w", err)
+	}
+	return syncDir(parent)
+}
+
+// Remove deletes path, durably: its directory is synced after, so the file
+// does not come back after a power cut. A missing file is no error.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("state: %w", err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("state: %w", err)

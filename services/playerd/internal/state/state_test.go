@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,5 +109,68 @@ func TestParseChecksAStateDocument(t *testing.T) {
 		if err := Check([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+func TestMkdirAllMakesEveryMissingLevel(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a", "b", "c")
+	if err := MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(base, "a"), filepath.Join(base, "a", "b"), dir} {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v", d, fi, err)
+		}
+	}
+	if err := MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("existing directory: %v", err)
+	}
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(file, 0o700); err == nil {
+		t.Fatal("a file where the directory should be: no error")
+	}
+	if err := MkdirAll(filepath.Join(file, "sub"), 0o700); err == nil {
+		t.Fatal("a directory below a file: no error")
+	}
+}
+
+func TestWriteFileMakesItsDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "dir", "x.json")
+	if err := WriteFile(path, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{}\n" {
+		t.Fatalf("%q %v", b, err)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("still there: %v", err)
+	}
+	if err := Remove(path); err != nil {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "y"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(path); err == nil {
+		t.Fatal("a directory that is not empty: no error")
 	}
 }
