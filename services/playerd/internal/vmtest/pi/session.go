@@ -1,0 +1,353 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// session is one boot and the checks run on it, in order.
+type session struct {
+	c       config
+	work    string
+	m       *machine
+	box     *box
+	powerOn time.Time
+	serial  string
+
+	frames []shot // the distinct screens seen, in order
+	home   frame  // the home screen as the box rendered it
+
+	measured      string // the measuring folder's id
+	played        int    // tries of the measuring play
+	quieterVolume int
+}
+
+// shot is a screen and when it was first seen.
+type shot struct {
+	at time.Duration // since power-on
+	fr frame
+}
+
+func (s *session) since() time.Duration { return time.Since(s.powerOn) }
+
+// look takes a screendump and keeps it if the screen changed.
+func (s *session) look() (frame, error) {
+	path := filepath.Join(s.work, "screen.ppm")
+	at := s.since()
+	if err := s.m.screendump(path); err != nil {
+		return frame{}, err
+	}
+	fr, err := readPPM(path)
+	if err != nil {
+		return frame{}, err
+	}
+	if n := len(s.frames); n == 0 || differ(s.frames[n-1].fr, fr) != 0 {
+		s.frames = append(s.frames, shot{at, fr})
+	}
+	return fr, nil
+}
+
+func (s *session) checks() error {
+	for _, step := range []func() error{s.bootToAPI, s.bootToScreen, s.scanned, s.sound, s.card, s.memory} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bootToAPI watches the screen and waits for the API's first healthy answer.
+func (s *session) bootToAPI() error {
+	var health struct{ Status string }
+	err := s.m.waitFor("the API over usb-net", s.c.boot, 500*time.Millisecond, func() (bool, error) {
+		if _, err := s.look(); err != nil {
+			return false, err
+		}
+		return s.box.get("/api/health", &health) == nil && health.Status == "ok", nil
+	})
+	if err != nil {
+		return err
+	}
+	say("power-on → API: %.1f s (first {\"status\":\"ok\"} from GET /api/health through the USB Ethernet adapter)", s.since().Seconds())
+	return nil
+}
+
+// bootToScreen waits until the framebuffer shows, pixel for pixel, what the
+// box says its screen shows, and finds when that screen first appeared.
+func (s *session) bootToScreen() error {
+	var diff int
+	err := s.m.waitFor("the home screen on the framebuffer", s.c.boot, 500*time.Millisecond, func() (bool, error) {
+		png, err := s.box.raw("/api/display/screenshot")
+		if err != nil {
+			return false, err
+		}
+		want, err := fromPNG(png)
+		if err != nil {
+			return false, err
+		}
+		got, err := s.look()
+		if err != nil {
+			return false, err
+		}
+		if diff = differ(got, want); diff != 0 {
+			return false, nil
+		}
+		s.home = want
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (%d pixels differ from GET /api/display/screenshot)", err, diff)
+	}
+	first := s.frames[len(s.frames)-1].at
+	for _, sh := range s.frames {
+		if differ(sh.fr, s.home) == 0 {
+			first = sh.at
+			break
+		}
+	}
+	say("power-on → home screen on the framebuffer: %.1f s (the first screendump equal, in RGB565, to GET /api/display/screenshot; %d distinct screens before)",
+		first.Seconds(), len(s.frames)-1)
+	return nil
+}
+
+// scanned waits for the first scan of the library on /perm to finish.
+func (s *session) scanned() error {
+	var info struct {
+		Library struct {
+			Scanned bool
+			Folders int
+			Tracks  int
+		}
+	}
+	err := s.m.waitFor("the first library scan", s.c.boot, time.Second, func() (bool, error) {
+		if err := s.box.get("/api/info", &info); err != nil {
+			return false, err
+		}
+		return info.Library.Scanned, nil
+	})
+	if err != nil {
+		return err
+	}
+	if info.Library.Tracks < libraryTracks {
+		return fmt.Errorf("the library has %d tracks, want the %d added to /perm and more", info.Library.Tracks, libraryTracks)
+	}
+	say("library scanned by %.1f s after power-on: %d folders, %d tracks", s.since().Seconds(), info.Library.Folders, info.Library.Tracks)
+	return nil
+}
+
+// soundTries bounds the plays of the measuring track: a try is repeated
+// only when the box logged that its audio device failed (a TCG guest the
+// host starves can stall its USB audio past ALSA's timeout, which says
+// nothing about the box).
+const soundTries = 3
+
+// sound plays the measuring track at full scale, turns it down and pauses
+// it; the recording is judged after qemu quits (judgeSound).
+func (s *session) sound() error {
+	if err := s.box.call("PUT", "/api/admin/settings", map[string]any{"audio": map[string]int{"max_volume": 100}}, nil); err != nil {
+		return err
+	}
+	id, err := s.box.folderID("Messton")
+	if err != nil {
+		return err
+	}
+	s.measured, s.quieterVolume = id, 70
+	for s.played = 1; ; s.played++ {
+		before := strings.Count(s.box.serviceLog("playerd"), "audio output")
+		pv, pp, err := s.playMeasuring()
+		if err != nil {
+			return err
+		}
+		failed := strings.Count(s.box.serviceLog("playerd"), "audio output") > before
+		if !failed {
+			say("measuring track (48 kHz): played at volume 100, turned to %d at %.2f s, paused at %.2f s (try %d)", s.quieterVolume, pv, pp, s.played)
+			return nil
+		}
+		if s.played == soundTries {
+			return fmt.Errorf("the audio device failed in each of %d plays: %s", soundTries, lastLines(s.box.serviceLog("playerd"), 5))
+		}
+		say("try %d: playerd logged an audio device failure (a starved guest); playing again", s.played)
+	}
+}
+
+// playMeasuring plays the measuring folder from its start at volume 100,
+// turns it down after 3 s of it and pauses 3 s later; it returns the
+// positions at which the box took the two commands.
+func (s *session) playMeasuring() (atVolume, atPause float64, err error) {
+	if err := s.box.command(map[string]any{"action": "volume", "value": 100}); err != nil {
+		return 0, 0, err
+	}
+	if err := s.box.command(map[string]any{"action": "folder", "folder_id": s.measured}); err != nil {
+		return 0, 0, err
+	}
+	at := func(pos float64) func() (bool, error) {
+		return func() (bool, error) {
+			st, err := s.box.status()
+			if err != nil {
+				return false, err
+			}
+			if st.State == "error" && st.Error != nil {
+				return true, nil // the try ends; sound() reads the log
+			}
+			return st.State == "playing" && st.FolderID != nil && *st.FolderID == s.measured && st.Position >= pos, nil
+		}
+	}
+	// Polled gently: every request costs the emulated CPUs time.
+	if err := s.m.waitFor("3 s of the measuring track", s.c.boot, 500*time.Millisecond, at(3)); err != nil {
+		return 0, 0, err
+	}
+	st, err := s.box.status()
+	if err != nil {
+		return 0, 0, err
+	}
+	atVolume = st.Position
+	if err := s.box.command(map[string]any{"action": "volume", "value": s.quieterVolume}); err != nil {
+		return 0, 0, err
+	}
+	if err := s.m.waitFor("3 s more of the measuring track", s.c.boot, 500*time.Millisecond, at(atVolume+3)); err != nil {
+		return 0, 0, err
+	}
+	if st, err = s.box.status(); err != nil {
+		return 0, 0, err
+	}
+	atPause = st.Position
+	if err := s.box.command(map[string]any{"action": "pause"}); err != nil {
+		return 0, 0, err
+	}
+	err = s.m.waitFor("the pause", time.Minute, 200*time.Millisecond, func() (bool, error) {
+		st, err := s.box.status()
+		return err == nil && st.State != "playing", err
+	})
+	return atVolume, atPause, err
+}
+
+// judgeSound reads qemu's recording of the USB sound card.
+func (s *session) judgeSound(path string) error {
+	rec, err := readRecording(path)
+	if err != nil {
+		return err
+	}
+	h, err := judgeSegment(rec, signal(), s.quieterVolume)
+	if err != nil {
+		return fmt.Errorf("the USB sound card's recording (%s, %.1f s): %w", path, float64(len(rec))/signalRate, err)
+	}
+	say("usb-audio recording: %d frames bit for bit the file at volume 100, a %d-frame ramp, %d frames at volume %d (each within one step of the file × %.4f), then a fade-out to silence at the pause; no frame lost or repeated",
+		h.full, h.ramp, h.quieter, s.quieterVolume, gainFor(s.quieterVolume))
+	return nil
+}
+
+// A card a 125 kHz EM4100 reader types as ten digits and Enter.
+const cardID = "0004921380"
+
+// card makes qemu's USB keyboard a card reader (as a parent does for a
+// reader the box does not know), maps a card to a folder and types it.
+func (s *session) card() error {
+	var input struct {
+		Wiring struct {
+			Readers []map[string]string `json:"readers"`
+		} `json:"wiring"`
+		Status struct {
+			Devices []struct{ Name, Vendor, Product, Role string } `json:"devices"`
+		} `json:"status"`
+	}
+	if err := s.box.get("/api/admin/input", &input); err != nil {
+		return err
+	}
+	readers := append(input.Wiring.Readers, map[string]string{"vendor": "0627", "product": "0001"}) // QEMU USB Keyboard
+	if err := s.box.call("PUT", "/api/admin/input", map[string]any{"readers": readers}, nil); err != nil {
+		return err
+	}
+	err := s.m.waitFor("qemu's keyboard claimed as a card reader", time.Minute, 500*time.Millisecond, func() (bool, error) {
+		if err := s.box.get("/api/admin/input", &input); err != nil {
+			return false, err
+		}
+		for _, d := range input.Status.Devices {
+			if d.Vendor == "0627" && d.Product == "0001" && d.Role == "reader" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	folder, err := s.box.folderID("Kinderlieder")
+	if err != nil {
+		return err
+	}
+	if err := s.box.call("PUT", "/api/admin/cards/"+cardID, map[string]string{"action": "folder", "folder_id": folder, "name": "Testkarte"}, nil); err != nil {
+		return err
+	}
+	keys := strings.Split(cardID, "")
+	typed := s.since()
+	if err := s.m.typeKeys(append(keys, "ret")...); err != nil {
+		return err
+	}
+	err = s.m.waitFor("the card's folder playing", time.Minute, 200*time.Millisecond, func() (bool, error) {
+		st, err := s.box.status()
+		return err == nil && st.State == "playing" && st.FolderID != nil && *st.FolderID == folder, err
+	})
+	if err != nil {
+		var reads []map[string]any
+		s.box.get("/api/admin/cards/reads", &reads)
+		return fmt.Errorf("%w; card reads: %v", err, reads)
+	}
+	say("card %s typed on the USB keyboard (as a 125 kHz reader): folder Kinderlieder playing %.1f s after the first key", cardID, (s.since() - typed).Seconds())
+	return nil
+}
+
+// memory reads, with the 10,000-track library scanned and music playing,
+// what each service holds and what the box has left, and checks them
+// against the budget (docs/performance.md, A Pi Zero 2 W on the board).
+func (s *session) memory() error {
+	err := s.m.waitFor("5 s of music", time.Minute, 500*time.Millisecond, func() (bool, error) {
+		st, err := s.box.status()
+		return err == nil && st.State == "playing" && st.Position >= 5, err
+	})
+	if err != nil {
+		return err
+	}
+	mem, err := s.box.memory()
+	if err != nil {
+		return err
+	}
+	var parts []string
+	for _, svc := range []string{"init", "/user/playerd", "/user/netd", "/user/hatd", "/gokrazy/dhcp", "/gokrazy/ntp", "/gokrazy/randomd"} {
+		if n, ok := mem.rss[svc]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f MB", filepath.Base(svc), float64(n)/1e6))
+		}
+	}
+	say("memory with the %d-track library and music playing: MemTotal %.0f MB, MemAvailable %.0f MB, ram_percent %.1f; RSS %s",
+		libraryTracks, float64(mem.total)/1e3, float64(mem.available)/1e3, mem.ramPercent, strings.Join(parts, ", "))
+	playerd, ok := mem.rss["/user/playerd"]
+	if !ok {
+		return fmt.Errorf("gokrazy lists no RSS for playerd: %v", mem.rss)
+	}
+	if limit := int64(128 << 20); playerd > limit {
+		return fmt.Errorf("playerd holds %d bytes, more than its GOMEMLIMIT (128 MiB)", playerd)
+	}
+	if mem.available < mem.total/2 {
+		return fmt.Errorf("only %d of %d kB available: the box uses more than half its memory", mem.available, mem.total)
+	}
+	return nil
+}
+
+// explain prints what a person needs after a failure: the console, the
+// box's own log, the last screen.
+func (s *session) explain() {
+	if b, err := os.ReadFile(s.serial); err == nil {
+		fmt.Fprintf(os.Stderr, "---- last lines of the serial console (%s) ----\n%s\n", s.serial, lastLines(string(b), 40))
+	}
+	if s.m.running() {
+		fmt.Fprintf(os.Stderr, "---- playerd's log (gokrazy) ----\n%s\n", lastLines(s.box.serviceLog("playerd"), 20))
+	}
+	if n := len(s.frames); n > 0 {
+		path := filepath.Join(s.work, "last-screen.png")
+		if err := s.frames[n-1].fr.savePNG(path); err == nil {
+			fmt.Fprintf(os.Stderr, "last screen: %s\n", path)
+		}
+	}
+}
