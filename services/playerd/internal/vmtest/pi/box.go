@@ -106,20 +106,6 @@ func (b *box) status() (status, error) {
 
 func (b *box) command(c map[string]any) error { return b.call(http.MethodPost, "/api/command", c, nil) }
 
-// folderID finds a folder of the library by name.
-func (b *box) folderID(name string) (string, error) {
-	var lib []struct{ ID, Name string }
-	if err := b.get("/api/library", &lib); err != nil {
-		return "", err
-	}
-	for _, f := range lib {
-		if f.Name == name {
-			return f.ID, nil
-		}
-	}
-	return "", fmt.Errorf("no folder %q in the library", name)
-}
-
 // web reads a page of gokrazy's web interface.
 func (b *box) web(path string, accept string) ([]byte, error) {
 	req, err := http.NewRequest(http.MethodGet, b.ui+path, nil)
@@ -141,13 +127,17 @@ func (b *box) web(path string, accept string) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-// serviceLog is the lines gokrazy keeps of a service's stderr. gokrazy
+// serviceLog is the lines gokrazy keeps of a service's stderr (service:
+// playerd, or a path such as /gokrazy/dhcp). gokrazy
 // sends them as an event stream that then stays open for new lines, so the
 // reading ends once the stream has been quiet for a second.
 func (b *box) serviceLog(service string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.ui+"/log?path=/user/"+service+"&stream=stderr", nil)
+	if !strings.HasPrefix(service, "/") {
+		service = "/user/" + service
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.ui+"/log?path="+service+"&stream=stderr", nil)
 	if err != nil {
 		return err.Error()
 	}
@@ -188,7 +178,7 @@ func (b *box) serviceLog(service string) string {
 
 // memory is what the box reports about its memory.
 type memory struct {
-	total, available int64            // kB, /proc/meminfo through gokrazy
+	total, available int64            // bytes, /proc/meminfo through gokrazy
 	rss              map[string]int64 // bytes per process as gokrazy shows it (to 0.1 MiB)
 	ramPercent       float64          // playerd's /api/system/metrics
 }

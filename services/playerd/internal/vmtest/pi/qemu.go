@@ -165,10 +165,12 @@ func (m *machine) screendump(path string) error {
 
 // typeKeys presses and releases each key in turn on the USB keyboard, as a
 // card reader types an id. qemu queues the keys and plays them out in its
-// own time, 20 ms held each.
+// own time, each held 60 ms and 60 ms apart: well inside the reader's 0.5 s
+// between keys, and slow enough for the keyboard's 16-event queue to ride
+// out a guest that polls late.
 func (m *machine) typeKeys(qcodes ...string) error {
 	for _, k := range qcodes {
-		_, err := m.do("send-key", map[string]any{"keys": []map[string]string{{"type": "qcode", "data": k}}, "hold-time": 20})
+		_, err := m.do("send-key", map[string]any{"keys": []map[string]string{{"type": "qcode", "data": k}}, "hold-time": 60})
 		if err != nil {
 			return err
 		}
