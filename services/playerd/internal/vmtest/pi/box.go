@@ -128,9 +128,9 @@ func (b *box) web(path string, accept string) ([]byte, error) {
 }
 
 // serviceLog is the lines gokrazy keeps of a service's stderr (service:
-// playerd, or a path such as /gokrazy/dhcp). gokrazy
-// sends them as an event stream that then stays open for new lines, so the
-// reading ends once the stream has been quiet for a second.
+// playerd, or a path such as /gokrazy/dhcp). gokrazy sends them and keeps
+// the answer open for new lines, so the reading ends once it has been
+// quiet for a second after a line.
 func (b *box) serviceLog(service string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -152,16 +152,19 @@ func (b *box) serviceLog(service string) string {
 		defer close(lines)
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			if l, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				select {
-				case lines <- l:
-				case <-ctx.Done():
-					return
-				}
+			l := strings.TrimPrefix(sc.Text(), "data: ")
+			if l == "" {
+				continue
+			}
+			select {
+			case lines <- l:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}()
 	var out []string
+	quiet := 20 * time.Second // for the first line: TCG answers slowly
 	for {
 		select {
 		case l, ok := <-lines:
@@ -169,7 +172,8 @@ func (b *box) serviceLog(service string) string {
 				return strings.Join(out, "\n")
 			}
 			out = append(out, l)
-		case <-time.After(time.Second):
+			quiet = time.Second
+		case <-time.After(quiet):
 			cancel()
 			return strings.Join(out, "\n")
 		}

@@ -137,7 +137,7 @@ func run(c config) error {
 	}
 	defer m.kill()
 	bx := newBox(apiPort, uiPort, strings.TrimSpace(string(pw)))
-	s := &session{c: c, work: work, m: m, box: bx, powerOn: powerOn, serial: vm.serial}
+	s := &session{c: c, work: work, m: m, box: bx, powerOn: powerOn, serial: vm.serial, speaker: vm.speaker}
 	if err := s.checks(); err != nil {
 		s.explain()
 		return err

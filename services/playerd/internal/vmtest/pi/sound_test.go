@@ -36,6 +36,11 @@ func play(src [][2]int16, down, ramp, pause int, g float64) [][2]int16 {
 	return append(out, make([][2]int16, 100)...)
 }
 
+// cut takes n frames out of rec at frame at.
+func cut(rec [][2]int16, at, n int) [][2]int16 {
+	return append(append([][2]int16{}, rec[:at]...), rec[at+n:]...)
+}
+
 func TestJudgeSegment(t *testing.T) {
 	src := signal()
 	const down, ramp, pause, vol = 3 * signalRate, 2048, 6 * signalRate, 70
@@ -49,15 +54,31 @@ func TestJudgeSegment(t *testing.T) {
 		t.Errorf("judged %+v; want about %d frames full, a ramp of at most %d", h, down, ramp)
 	}
 
+	// Whole USB packets lost on the way (qemu) are gaps, counted.
+	gappy := cut(cut(cut(good, 500+down+ramp+signalRate/3, 48), 500+down/2, 49), 500+signalRate/2, 48)
+	if h, err := judgeSegment(gappy, src, vol); err != nil || len(h.gaps) != 3 {
+		t.Errorf("packets lost in three places: got %+v, %v; want three gaps", h, err)
+	}
+
+	// A recording cut short (the rest not yet written) says so.
+	if _, err := judgeSegment(good[:500+pause-100], src, vol); err != errUnfinished {
+		t.Errorf("a recording ending before the pause: got %v, want errUnfinished", err)
+	}
+
+	// qemu may start recording inside the fade-in.
+	if _, err := judgeSegment(good[500+64:], src, vol); err != nil {
+		t.Errorf("a recording starting inside the fade-in was refused: %v", err)
+	}
+	if _, err := judgeSegment(good[500+output.FadeFrames+50:], src, vol); err == nil || !strings.Contains(err.Error(), "past its fade-in") {
+		t.Errorf("a recording starting after the fade-in: got %v", err)
+	}
+
 	// An earlier, broken try before the play that counts is not held
 	// against it.
 	if _, err := judgeSegment(append(play(src, signalRate, 100, 2*signalRate, 0.5), good...), src, vol); err != nil {
 		t.Errorf("an earlier try spoiled the judgement: %v", err)
 	}
 
-	cut := func(rec [][2]int16, at, n int) [][2]int16 {
-		return append(append([][2]int16{}, rec[:at]...), rec[at+n:]...)
-	}
 	louder := append([][2]int16{}, good...)
 	for i := 500 + pause - 5000; i < 500+pause; i++ {
 		louder[i] = scaled(src[i-500], gainFor(vol+5))
@@ -66,9 +87,9 @@ func TestJudgeSegment(t *testing.T) {
 		name, want string
 		rec        [][2]int16
 	}{
-		{"one frame lost at full scale", "a frame lost", cut(good, 500+down/2, 1)},
+		{"a period lost at full scale", "a frame lost", cut(good, 500+down/2, 1024)},
+		{"a period lost at the lower volume", "broke off", cut(good, 500+pause-signalRate/4, 1024)},
 		{"a frame repeated at full scale", "a frame lost", append(append(append([][2]int16{}, good[:500+down/2]...), good[500+down/2-1]), good[500+down/2:]...)},
-		{"a frame lost at the lower volume", "broke off", cut(good, 500+pause-signalRate/4, 1)},
 		{"a wrong volume", "broke off", louder},
 		{"never turned down", "at volume 70", play(src, len(src)-3*output.FadeFrames, 1, len(src)-output.FadeFrames, 1)},
 		{"never paused", "pause did not act", play(src, down, ramp, len(src), gainFor(vol))},
