@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -196,8 +197,15 @@ func (s *session) bootToScreen() error {
 			break
 		}
 	}
-	say("power-on → home screen on the framebuffer: %.1f s (the first screendump equal, in RGB565, to GET /api/display/screenshot; %d distinct screens before)",
-		first.Seconds(), len(s.frames)-1)
+	console := time.Duration(-1)
+	for _, sh := range s.frames {
+		if slices.ContainsFunc(sh.fr.pix, func(p uint16) bool { return p != 0 }) {
+			console = sh.at
+			break
+		}
+	}
+	say("power-on → home screen on the framebuffer: %.1f s (the first screendump equal, in RGB565, to GET /api/display/screenshot; %d distinct screens before, the first lit one, the kernel's console, at %.1f s)",
+		first.Seconds(), len(s.frames)-1, console.Seconds())
 	return nil
 }
 
