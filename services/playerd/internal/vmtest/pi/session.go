@@ -433,7 +433,6 @@ func (s *session) card() error {
 			return fmt.Errorf("the box read %q for the typed card %s in each of %d tries", wrong, cardID, cardTries)
 		}
 		say("try %d: the box read %q, not the typed %s (keys lost in qemu's keyboard queue); typing again", try, wrong, cardID)
-		time.Sleep(2 * time.Second) // a new read, not a repeat of the last (docs/api.md: 2 s)
 	}
 }
 
