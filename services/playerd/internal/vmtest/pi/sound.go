@@ -108,6 +108,25 @@ type heard struct {
 // periods of 1024 frames), nor anything without an error.
 const maxGap = 100
 
+// follow walks the recording from frame i (source frame i-off) while its
+// frames match the source's, past gaps (noted in h.gaps); it returns the
+// first frame that does not match and the offset there.
+func (h *heard) follow(rec, src [][2]int16, i, off int, match func(r, s [2]int16) bool) (int, int) {
+	for i < len(rec) && i-off < len(src) {
+		if match(rec[i], src[i-off]) {
+			i++
+			continue
+		}
+		d := resync(rec, src, i, i-off, match)
+		if d == 0 {
+			break
+		}
+		h.gaps = append(h.gaps, d)
+		off -= d
+	}
+	return i, off
+}
+
 // resync looks for the stream again after a gap: the smallest d in
 // 1..maxGap for which the next settle frames from recording frame i are
 // source frames from k+d on, as match says; 0 if there is none.
@@ -192,18 +211,7 @@ func judgeSegment(rec, src [][2]int16, quieter int) (heard, error) {
 		}
 	}
 	i := at
-	for i < len(rec) && i-off < len(src) {
-		if rec[i] == src[i-off] {
-			i++
-			continue
-		}
-		d := resync(rec, src, i, i-off, exact)
-		if d == 0 {
-			break
-		}
-		h.gaps = append(h.gaps, d)
-		off -= d
-	}
+	i, off = h.follow(rec, src, i, off, exact)
 	h.full = i - first
 	if i-off >= len(src) {
 		return h, errors.New("the whole track played at full scale: the volume command did not act")
@@ -229,19 +237,7 @@ func judgeSegment(rec, src [][2]int16, quieter int) (heard, error) {
 	}
 	h.ramp = i - rampStart
 	quietStart := i
-	atGain := func(r, s [2]int16) bool { return near(r, scaled(s, g)) }
-	for i < len(rec) && i-off < len(src) {
-		if atGain(rec[i], src[i-off]) {
-			i++
-			continue
-		}
-		d := resync(rec, src, i, i-off, atGain)
-		if d == 0 {
-			break
-		}
-		h.gaps = append(h.gaps, d)
-		off -= d
-	}
+	i, off = h.follow(rec, src, i, off, func(r, s [2]int16) bool { return near(r, scaled(s, g)) })
 	h.quieter = i - quietStart
 	if i >= len(rec) {
 		return h, errUnfinished
