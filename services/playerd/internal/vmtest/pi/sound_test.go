@@ -60,6 +60,11 @@ func TestJudgeSegment(t *testing.T) {
 		t.Errorf("packets lost in three places: got %+v, %v; want three gaps", h, err)
 	}
 
+	// One just before the pause's fade.
+	if h, err := judgeSegment(cut(good, 500+pause-48, 48), src, vol); err != nil || len(h.gaps) != 1 {
+		t.Errorf("a packet lost before the fade: got %+v, %v; want one gap", h, err)
+	}
+
 	// A recording cut short (the rest not yet written) says so.
 	if _, err := judgeSegment(good[:500+pause-100], src, vol); err != errUnfinished {
 		t.Errorf("a recording ending before the pause: got %v, want errUnfinished", err)
