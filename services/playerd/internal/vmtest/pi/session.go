@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -139,7 +141,8 @@ func (s *session) timeline() {
 }
 
 var (
-	kernelMark = regexp.MustCompile(`\[\s*([0-9.]+)\] Run /gokrazy/init`)
+	memoryLimit = regexp.MustCompile(`memory_limit=([0-9]+)MiB`)
+	kernelMark  = regexp.MustCompile(`\[\s*([0-9.]+)\] Run /gokrazy/init`)
 	// gokrazy's log lines (1970/01/01 00:00:12) and slog's
 	// (1970-01-01T00:00:14.867Z): the clock starts at the epoch with the
 	// kernel, as the Pi has no clock of its own.
@@ -466,8 +469,19 @@ func (s *session) memory() error {
 	if !ok {
 		return fmt.Errorf("gokrazy lists no RSS for playerd: %v", mem.rss)
 	}
-	if limit := int64(128 << 20); playerd > limit {
-		return fmt.Errorf("playerd holds %d bytes, more than its GOMEMLIMIT (128 MiB)", playerd)
+	// The limit playerd runs with, as it logged it at start (GOMEMLIMIT
+	// from the instance's config.json).
+	m := memoryLimit.FindStringSubmatch(s.box.serviceLog("playerd"))
+	if m == nil {
+		return errors.New("playerd's start-up line names no memory_limit (GOMEMLIMIT not set in the image?)")
+	}
+	limit, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return err
+	}
+	say("playerd runs with GOMEMLIMIT %d MiB and holds %.0f %% of it", limit, float64(playerd)/float64(limit<<20)*100)
+	if playerd > limit<<20 {
+		return fmt.Errorf("playerd holds %d bytes, more than its GOMEMLIMIT (%d MiB)", playerd, limit)
 	}
 	if mem.available < mem.total/2 {
 		return fmt.Errorf("only %d of %d bytes available: the box uses more than half its memory", mem.available, mem.total)
