@@ -419,3 +419,23 @@ test-powercut: vm-image
 	CUTS=$(POWERCUT_CUTS) SEED=$(POWERCUT_SEED) GO=$(GO) gokrazy-instance/powercut-test.sh $(IMAGE_DIR)/storybox-vm.img
 
 integration: test-powercut
+
+# ------------------------------------------------------- Pi board model / VM
+# The flashable image (make image) on qemu's own model of the Pi 3 B
+# (raspi3b: BCM2837, SD host, framebuffer, DWC2 USB) with the Zero 2 W's
+# 512 MB, its kernel and device tree taken from the image's boot partition:
+# the API over a USB Ethernet adapter, the home screen on the framebuffer
+# against the box's own screenshot, a folder played to a USB sound card and
+# recorded sample for sample (volume, pause), a USB keyboard typing a card,
+# memory with a 10,000-track library playing (services/playerd/internal/
+# vmtest/pi; board/README.md says what it proves). Boots a sparse copy of
+# the image with files added to /perm; the image stays as built. About 4-5
+# minutes (most of it the first scan of the library under TCG).
+PI_VM_PACKAGES := qemu-system-arm mtools e2fsprogs util-linux
+APT_PACKAGES   += $(PI_VM_PACKAGES)
+.PHONY: test-pi
+test-pi: image
+	$(call apt-install,$(PI_VM_PACKAGES))
+	$(GO) run ./services/playerd/internal/vmtest/pi -image $(IMAGE_DIR)/storybox.img -work $(CURDIR)/build/pi-vm
+
+integration: test-pi

@@ -1,0 +1,149 @@
+// Command pi boots the flashable Raspberry Pi image (make image) on qemu's
+// own model of the Pi 3 B (raspi3b: BCM2837, its SD host, framebuffer,
+// mini-UART and DWC2 USB controller) with the Zero 2 W's 512 MB, and checks
+// the box through its own interfaces (run by make test-pi; board/README.md
+// says what this proves):
+//
+//   - the API answers over a USB Ethernet adapter (usb-net), and when;
+//   - the home screen is on the Pi's framebuffer, pixel for pixel what the
+//     box says it shows (GET /api/display/screenshot), and since when;
+//   - a folder played to a USB sound card (usb-audio, recorded by qemu)
+//     comes out sample for sample, and volume and pause act on it;
+//   - a USB keyboard typing a card's digits and Enter, as a 125 kHz reader
+//     does, starts the folder the card is mapped to;
+//   - with a 10,000-track library and music playing, the memory each
+//     service holds and the memory left.
+//
+// The image is not modified: the test boots a sparse copy, grown to a size
+// qemu's SD card takes, with files added to /perm (the measuring track and
+// the library), as a parent adds music. The kernel command line is the
+// image's own plus what a user could write into cmdline.txt (see qemuGaps).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// qemuGaps are the kernel arguments that keep qemu 7.2's raspi3b from
+// resetting the board; each turns off a driver for a block qemu models too
+// little, nothing the box uses there:
+//
+//   - bcm2835_wdt: qemu's power-management block resets the board the
+//     moment the watchdog is armed (a real BCM2835 counts down its WDOG
+//     ticks first); gokrazy's init arms it at once, and qemu's model then
+//     cannot boot the kernel again.
+//   - vchiq: qemu does not answer the firmware's VCHIQ_INIT request, and
+//     the Pi kernel's vchiq driver, failing its probe, leaves its slot
+//     thread running on the memory it frees: an Oops (most boots), a panic
+//     (oops=panic), a reset. VCHIQ carries the onboard audio, which qemu
+//     does not model either.
+var qemuGaps = []string{"initcall_blacklist=bcm2835_wdt_driver_init,vchiq_driver_init"}
+
+type config struct {
+	image, work, dtb, mem, secrets string
+	boot                           time.Duration
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.image, "image", "build/image/storybox.img", "the image make image built")
+	flag.StringVar(&c.work, "work", "build/pi-vm", "working directory: SD card copy, recordings, logs")
+	flag.StringVar(&c.dtb, "dtb", "bcm2710-rpi-3-b.dtb", "device tree from the image's boot partition")
+	flag.StringVar(&c.mem, "mem", "512M", "memory the kernel may use (mem=): the Zero 2 W's 512 MB")
+	flag.StringVar(&c.secrets, "secrets", "gokrazy-instance/.secrets", "where make image keeps gokrazy's update password")
+	flag.DurationVar(&c.boot, "timeout", 15*time.Minute, "bound on each wait for the box (TCG on a busy machine is slow)")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "test-pi: FAIL:", err)
+		os.Exit(1)
+	}
+	fmt.Println("test-pi: PASS")
+}
+
+func say(format string, args ...any) { fmt.Printf("test-pi: "+format+"\n", args...) }
+
+// waitFor polls cond every interval until it says done, fails, the machine
+// stops or bound passes.
+func (m *machine) waitFor(what string, bound, interval time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(bound)
+	for {
+		done, err := cond()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if done {
+			return nil
+		}
+		if !m.running() {
+			return fmt.Errorf("%s: qemu exited (%v)", what, m.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not within %v", what, bound)
+		}
+		time.Sleep(interval)
+	}
+}
+
+func run(c config) error {
+	if err := os.MkdirAll(c.work, 0o755); err != nil {
+		return err
+	}
+	work, err := filepath.Abs(c.work)
+	if err != nil {
+		return err
+	}
+	pw, err := os.ReadFile(filepath.Join(c.secrets, "gokrazy", "http-password.txt"))
+	if err != nil {
+		return fmt.Errorf("gokrazy's update password (make image writes it): %v", err)
+	}
+	t := time.Now()
+	files, err := testFiles(work)
+	if err != nil {
+		return err
+	}
+	card := filepath.Join(work, "sd.img")
+	if err := sdCard(c.image, card, files); err != nil {
+		return err
+	}
+	b, err := fromBootPartition(c.image, c.dtb, work)
+	if err != nil {
+		return err
+	}
+	say("SD card: copy of %s with %d files added to /perm (%s, %d-track library) in %.1f s",
+		c.image, len(files), measuringDir, libraryTracks, time.Since(t).Seconds())
+
+	apiPort, err1 := freePort()
+	uiPort, err2 := freePort()
+	if err1 != nil || err2 != nil || apiPort == uiPort {
+		return fmt.Errorf("no free ports: %v %v", err1, err2)
+	}
+	vm := vmConfig{
+		card: card, dir: work, boot: b, apiPort: apiPort, uiPort: uiPort,
+		extraCmdline: append([]string{"console=ttyS0,115200", "mem=" + c.mem}, qemuGaps...),
+		speaker:      filepath.Join(work, "usb-speaker.wav"),
+		serial:       filepath.Join(work, "serial.log"),
+	}
+	os.Remove(vm.speaker)
+	say("booting %s on raspi3b: %s", filepath.Base(b.kernel), strings.Join(append([]string{b.cmdline}, vm.extraCmdline...), " "))
+	powerOn := time.Now()
+	m, err := start(vm)
+	if err != nil {
+		return err
+	}
+	defer m.kill()
+	bx := newBox(apiPort, uiPort, strings.TrimSpace(string(pw)))
+	s := &session{c: c, work: work, m: m, box: bx, powerOn: powerOn, serial: vm.serial, speaker: vm.speaker}
+	if err := s.checks(); err != nil {
+		s.explain()
+		return err
+	}
+	if err := m.quit(); err != nil {
+		return err
+	}
+	return s.judgeSound(vm.speaker)
+}
