@@ -19,8 +19,13 @@ type Connectivity interface {
 	SetCountry(ctx context.Context, country string) (netapi.Country, error)
 }
 
-// netd answers with v from the network daemon, or its error.
+// netd answers with v from the network daemon, or its error; without one,
+// that there is none, after the request itself was checked.
 func (h *handler) netd(w http.ResponseWriter, r *http.Request, call func(Connectivity) (any, error)) {
+	if h.Net == nil {
+		h.fail(w, r, errNoNetd)
+		return
+	}
 	v, err := call(h.Net)
 	if err != nil {
 		h.fail(w, r, err)
