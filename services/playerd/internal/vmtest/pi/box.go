@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -21,16 +23,33 @@ type box struct {
 	api, ui  string // base URLs
 	password string // gokrazy's update password (basic auth on the web interface)
 	client   *http.Client
+	// uiTransport is the web interface's transport: TLS to the one certificate
+	// the image was built with (certPEM), whatever name or date it shows.
+	uiTransport *http.Transport
 }
 
-func newBox(apiPort, uiPort int, password string) *box {
+func newBox(apiPort, uiPort int, password string, certPEM []byte) (*box, error) {
+	blk, _ := pem.Decode(certPEM)
+	if blk == nil {
+		return nil, fmt.Errorf("the web interface certificate is not PEM")
+	}
+	web := &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, // the pin below is the check
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, blk.Bytes) {
+				return fmt.Errorf("the web interface shows another certificate than the image's")
+			}
+			return nil
+		},
+	}}
 	return &box{
 		api:      fmt.Sprintf("http://127.0.0.1:%d", apiPort),
-		ui:       fmt.Sprintf("http://127.0.0.1:%d", uiPort),
+		ui:       fmt.Sprintf("https://127.0.0.1:%d", uiPort),
 		password: password,
 		// TCG is slow: an answer may take seconds while the box scans.
-		client: &http.Client{Timeout: 30 * time.Second},
-	}
+		client:      &http.Client{Timeout: 30 * time.Second},
+		uiTransport: web,
+	}, nil
 }
 
 // call sends a request to the API and decodes a JSON answer into out
@@ -116,7 +135,7 @@ func (b *box) web(path string, accept string) ([]byte, error) {
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := b.client.Do(req)
+	resp, err := (&http.Client{Transport: b.uiTransport, Timeout: b.client.Timeout}).Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +161,7 @@ func (b *box) serviceLog(service string) string {
 		return err.Error()
 	}
 	req.SetBasicAuth("gokrazy", b.password)
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := b.uiTransport.RoundTrip(req)
 	if err != nil {
 		return err.Error()
 	}

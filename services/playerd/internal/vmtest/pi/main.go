@@ -45,8 +45,8 @@ import (
 var qemuGaps = []string{"initcall_blacklist=bcm2835_wdt_driver_init,vchiq_driver_init"}
 
 type config struct {
-	image, work, dtb, mem, secrets string
-	boot                           time.Duration
+	image, work, dtb, mem, secrets, host string
+	boot                                 time.Duration
 }
 
 func main() {
@@ -55,7 +55,8 @@ func main() {
 	flag.StringVar(&c.work, "work", "build/pi-vm", "working directory: SD card copy, recordings, logs")
 	flag.StringVar(&c.dtb, "dtb", "bcm2710-rpi-3-b.dtb", "device tree from the image's boot partition")
 	flag.StringVar(&c.mem, "mem", "512M", "memory the kernel may use (mem=): the Zero 2 W's 512 MB")
-	flag.StringVar(&c.secrets, "secrets", "gokrazy-instance/.secrets", "where make image keeps gokrazy's update password")
+	flag.StringVar(&c.secrets, "secrets", "gokrazy-instance/.secrets", "where make image keeps gokrazy's update password and web interface certificate")
+	flag.StringVar(&c.host, "host", "storybox", "the image's host name (its web interface certificate's directory)")
 	flag.DurationVar(&c.boot, "timeout", 15*time.Minute, "bound on each wait for the box (TCG on a busy machine is slow)")
 	flag.Parse()
 	if err := run(c); err != nil {
@@ -101,6 +102,12 @@ func run(c config) error {
 	if err != nil {
 		return fmt.Errorf("gokrazy's update password (make image writes it): %v", err)
 	}
+	// The web interface speaks TLS only, with the instance's own
+	// certificate (docs/image.md): the test pins it, as make update does.
+	cert, err := os.ReadFile(filepath.Join(c.secrets, "gokrazy", "hosts", c.host, "cert.pem"))
+	if err != nil {
+		return fmt.Errorf("gokrazy's web interface certificate (make image makes it): %v", err)
+	}
 	t := time.Now()
 	files, err := testFiles(work)
 	if err != nil {
@@ -136,7 +143,10 @@ func run(c config) error {
 		return err
 	}
 	defer m.kill()
-	bx := newBox(apiPort, uiPort, strings.TrimSpace(string(pw)))
+	bx, err := newBox(apiPort, uiPort, strings.TrimSpace(string(pw)), cert)
+	if err != nil {
+		return err
+	}
 	s := &session{c: c, work: work, m: m, box: bx, powerOn: powerOn, serial: vm.serial, speaker: vm.speaker}
 	if err := s.checks(); err != nil {
 		s.explain()

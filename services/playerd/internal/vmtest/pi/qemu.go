@@ -44,7 +44,7 @@ func start(c vmConfig) (*machine, error) {
 	qmpPath := filepath.Join(c.dir, "qmp.sock")
 	os.Remove(qmpPath)
 	cmdline := strings.Join(append([]string{c.boot.cmdline}, c.extraCmdline...), " ")
-	netdev := fmt.Sprintf("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:8090,hostfwd=tcp:127.0.0.1:%d-:9080", c.apiPort, c.uiPort)
+	netdev := fmt.Sprintf("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:8090,hostfwd=tcp:127.0.0.1:%d-:9443", c.apiPort, c.uiPort)
 	args := []string{
 		"-M", "raspi3b", // BCM2837, 4 × Cortex-A53, 1 GB (mem= on the command line limits it)
 		"-kernel", c.boot.kernel, "-dtb", c.boot.dtb, "-append", cmdline,
