@@ -296,3 +296,19 @@ func TestRadioEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// A feed whose server is gone is a 503, and like every 503 it says when to
+// try again (the soak test found it answered without Retry-After).
+func TestPodcastServerGoneSaysWhenToTryAgain(t *testing.T) {
+	rs := newRadioServer(t)
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), t.TempDir()
+	base, stop := startBoxWith(t, media, data, func(c *setup) { c.allowLoopback = true })
+	defer stop()
+	c := client(t, base)
+	id, _ := c.do("POST", "/api/admin/podcasts", `{"url":"`+rs.URL+`/feed.xml"}`).want(t, "add the podcast", 201, "").body["id"].(string)
+	rs.Close()
+	r := c.do("POST", "/api/admin/podcasts/"+id+"/refresh", "")
+	if r.code != 503 || r.hdr.Get("Retry-After") == "" {
+		t.Errorf("refresh with the feed's server gone: %d %s, Retry-After %q; want 503 with Retry-After", r.code, r.raw, r.hdr.Get("Retry-After"))
+	}
+}
