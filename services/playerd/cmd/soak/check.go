@@ -88,7 +88,7 @@ func (r *recorder) violate(life int, kind, format string, a ...any) {
 	n := len(r.violations)
 	r.mu.Unlock()
 	if n <= 200 { // the rest are in the report's counts
-		r.log.Error("violation", "kind", kind, "life", life, "what", v.what)
+		r.log.Error("violation", "kind", kind, "life", life, "what", truncate(v.what, 600))
 	}
 }
 
@@ -211,4 +211,11 @@ func (r *recorder) setHidden(n int) {
 	r.mu.Lock()
 	r.hidden = append(r.hidden, n)
 	r.mu.Unlock()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // model is what the parent has saved, as last acknowledged: one snapshot
@@ -23,6 +24,7 @@ type model struct {
 	// settled (its answer read and the domains read back).
 	pending *change
 	nextID  int
+	journal *os.File // changes.log: every change and how it ended, for looking into a finding
 }
 
 // change is one change of the parent's.
@@ -40,7 +42,16 @@ type change struct {
 // from the media directory itself.
 var domains = []string{"settings", "parental", "cards", "stations", "podcasts", "uploads"}
 
-func newModel(s *soak) *model { return &model{s: s, want: map[string]string{}} }
+func newModel(s *soak) *model {
+	f, _ := os.Create(filepath.Join(s.cfg.out, "changes.log"))
+	return &model{s: s, want: map[string]string{}, journal: f}
+}
+
+func (m *model) note(format string, a ...any) {
+	if m.journal != nil {
+		fmt.Fprintf(m.journal, "%s life %d: %s\n", time.Now().UTC().Format("15:04:05.000"), m.s.gate.life.Load(), fmt.Sprintf(format, a...))
+	}
+}
 
 func (m *model) load(ctx context.Context) error {
 	for _, d := range domains {
@@ -149,6 +160,7 @@ func (m *model) begin(c *change) int {
 	m.nextID++
 	c.id = m.nextID
 	m.pending = c
+	m.note("#%d sent: %s", c.id, c.what)
 	return c.id
 }
 
@@ -184,6 +196,7 @@ func (m *model) settle(ctx context.Context, id int, acked bool) {
 		}
 		m.want[d] = canonical(snaps[d])
 	}
+	m.note("#%d settled: acknowledged %v", id, acked)
 	if acked && !c.applied(snaps) {
 		m.s.rec.violate(life, "not-applied", "%s was acknowledged, but reading back does not show it: %.300s", c.what, canonical(snaps))
 	}
@@ -220,11 +233,12 @@ func (m *model) verify(ctx context.Context, life int) {
 		}
 		switch {
 		case c.acked && !applied:
-			m.s.rec.violate(life, "lost", "%s was acknowledged before the kill and is gone after it: %.400s", c.what, diffDomains(m.want, snaps, c.domains))
+			m.s.rec.violate(life, "lost", "%s was acknowledged before the kill and is gone after it: %s", c.what, diffDomains(m.want, snaps, c.domains))
 		case !c.acked && !applied && !unchanged:
-			m.s.rec.violate(life, "torn", "%s was in flight at the kill and is half there: %.400s", c.what, diffDomains(m.want, snaps, c.domains))
+			m.s.rec.violate(life, "torn", "%s was in flight at the kill and is half there: %s", c.what, diffDomains(m.want, snaps, c.domains))
 		}
 		m.s.rec.count("changes in flight at a kill", 1)
+		m.note("#%d at the kill (acknowledged %v): applied %v, unchanged %v", c.id, c.acked, applied, unchanged)
 	}
 	for _, d := range domains {
 		s, ok := snaps[d]
@@ -232,24 +246,43 @@ func (m *model) verify(ctx context.Context, life int) {
 			continue
 		}
 		if !touched[d] && canonical(s) != m.want[d] {
-			m.s.rec.violate(life, "lost", "%s differs after the kill: %.400s", d, diffDomains(m.want, snaps, []string{d}))
+			m.s.rec.violate(life, "lost", "%s differs after the kill: %s", d, diffDomains(m.want, snaps, []string{d}))
 		}
 		m.want[d] = canonical(s)
 	}
 	m.pending = nil
 }
 
-// diffDomains says what differs, domain by domain, briefly.
+// diffDomains says what differs, domain by domain, field by field.
 func diffDomains(want map[string]string, snaps map[string]any, ds []string) string {
 	var out []string
 	for _, d := range ds {
-		got := canonical(snaps[d])
-		if got != want[d] {
-			out = append(out, fmt.Sprintf("%s: want %s, got %s", d, want[d], got))
-		}
+		var w any
+		_ = json.Unmarshal([]byte(want[d]), &w)
+		jsonDiff(w, asJSON(snaps[d]), d, &out)
 	}
 	sort.Strings(out)
 	return strings.Join(out, "; ")
+}
+
+// jsonDiff lists the paths where got differs from want.
+func jsonDiff(want, got any, path string, out *[]string) {
+	wm, ok1 := want.(map[string]any)
+	gm, ok2 := got.(map[string]any)
+	if ok1 && ok2 {
+		for k, v := range wm {
+			jsonDiff(v, gm[k], path+"."+k, out)
+		}
+		for k, v := range gm {
+			if _, ok := wm[k]; !ok {
+				*out = append(*out, fmt.Sprintf("%s.%s: want nothing, got %s", path, k, canonical(v)))
+			}
+		}
+		return
+	}
+	if canonical(want) != canonical(got) {
+		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", path, canonical(want), canonical(got)))
+	}
 }
 
 // contains tells whether every field of sent is in got with its value:

@@ -81,6 +81,13 @@ func (s *soak) report() (bool, error) {
 	if err := os.WriteFile(filepath.Join(s.cfg.out, "samples.csv"), samplesCSV(samples, s.started), 0o644); err != nil {
 		return false, err
 	}
+	var vb bytes.Buffer
+	for _, v := range res.violations {
+		fmt.Fprintf(&vb, "%.1f min, life %d, %s: %s\n", v.at.Sub(s.started).Minutes(), v.life, v.kind, v.what)
+	}
+	if err := os.WriteFile(filepath.Join(s.cfg.out, "violations.txt"), vb.Bytes(), 0o644); err != nil {
+		return false, err
+	}
 	var pb bytes.Buffer
 	pb.WriteString("seconds,latency_ms,who\n")
 	for _, p := range polls {
@@ -277,7 +284,7 @@ func (s *soak) markdown(res results, trends []trend, imgDir string) []byte {
 			vs := byKind[k]
 			fmt.Fprintf(&b, "- %s: %d\n", k, len(vs))
 			for _, v := range vs[:min(len(vs), 5)] {
-				fmt.Fprintf(&b, "  - %.1f min, life %d: %s\n", v.at.Sub(s.started).Minutes(), v.life, strings.ReplaceAll(v.what, "\n", " "))
+				fmt.Fprintf(&b, "  - %.1f min, life %d: %s\n", v.at.Sub(s.started).Minutes(), v.life, truncate(strings.ReplaceAll(v.what, "\n", " "), 600))
 			}
 		}
 		b.WriteString("\n")

@@ -131,5 +131,5 @@ func trimNum(v float64) string {
 	if math.Abs(v-math.Round(v)) < 1e-9 {
 		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
