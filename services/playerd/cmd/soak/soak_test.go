@@ -45,7 +45,7 @@ func TestTrendJudgesLongAndShortLives(t *testing.T) {
 		pass bool
 	}{
 		{trend{slope: 15, se: 1, n: 100, span: 0.8, bound: 20, allowance: 10}, true},
-		{trend{slope: 25, se: 10, n: 100, span: 0.8, bound: 20, allowance: 10}, false}, // long: the slope itself
+		{trend{slope: 25, se: 10, n: 100, span: 0.8, bound: 20, allowance: 10}, false},     // long: the slope itself
 		{trend{slope: 300, se: 50, n: 30, span: 1.0 / 60, bound: 20, allowance: 10}, true}, // short: +5 in a minute
 		{trend{slope: 1200, se: 50, n: 30, span: 1.0 / 60, bound: 20, allowance: 10}, false},
 		{trend{slope: 1e6, n: 2, span: 1.0 / 60, bound: 20, allowance: 10}, true}, // too few samples to say
