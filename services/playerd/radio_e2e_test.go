@@ -113,12 +113,9 @@ func (rs *radioServer) station(w http.ResponseWriter, r *http.Request, drop, sta
 		if first && drop > 0 && sent >= drop {
 			return
 		}
-		meta := []byte{0}
+		meta := testmedia.ICYMeta("")
 		if t := fmt.Sprintf("Lied %d", (block+1)/8); t != last {
-			text := "StreamTitle='" + t + "';"
-			n := (len(text) + 15) / 16
-			meta = append([]byte{byte(n)}, append([]byte(text), make([]byte, n*16-len(text))...)...)
-			last = t
+			meta, last = testmedia.ICYMeta(t), t
 		}
 		if _, err := w.Write(meta); err != nil {
 			return

@@ -58,17 +58,10 @@ func (p *parent) folderID(ctx context.Context, name string) (string, bool) {
 // folder, made first when there are few; now and then a request with a file
 // that is not audio, which must leave nothing behind.
 func (p *parent) upload(ctx context.Context, rng *rand.Rand) {
-	folders := p.uploadFolders()
-	if len(folders) < 2 || rng.IntN(6) == 0 {
+	if len(p.uploadFolders()) < 2 || rng.IntN(6) == 0 {
 		p.makeFolder(ctx)
-		folders = p.uploadFolders()
 	}
-	names := sortedNames(folders)
-	if len(names) == 0 {
-		return
-	}
-	name := names[rng.IntN(len(names))]
-	id, ok := p.folderID(ctx, name)
+	name, id, _, ok := p.pickUpload(ctx, rng)
 	if !ok {
 		return
 	}
@@ -107,6 +100,18 @@ func (p *parent) upload(ctx context.Context, rng *rand.Rand) {
 	_ = p.s.library.refresh(ctx)
 }
 
+// pickUpload picks one of the upload folders: its name, its id, and how
+// many there are.
+func (p *parent) pickUpload(ctx context.Context, rng *rand.Rand) (name, id string, folders int, ok bool) {
+	names := sortedNames(p.uploadFolders())
+	if len(names) == 0 {
+		return "", "", 0, false
+	}
+	name = names[rng.IntN(len(names))]
+	id, ok = p.folderID(ctx, name)
+	return name, id, len(names), ok
+}
+
 func (p *parent) makeFolder(ctx context.Context) {
 	p.next++
 	name := fmt.Sprintf("Soak %d", p.next)
@@ -127,17 +132,12 @@ func (p *parent) makeFolder(ctx context.Context) {
 
 // changeFolders deletes or renames an upload folder, or gives it a cover.
 func (p *parent) changeFolders(ctx context.Context, rng *rand.Rand) {
-	names := sortedNames(p.uploadFolders())
-	if len(names) == 0 {
-		return
-	}
-	name := names[rng.IntN(len(names))]
-	id, ok := p.folderID(ctx, name)
+	name, id, folders, ok := p.pickUpload(ctx, rng)
 	if !ok {
 		return
 	}
 	switch n := rng.IntN(5); {
-	case n < 2 && len(names) > 2:
+	case n < 2 && folders > 2:
 		c := &change{what: "delete folder " + name, domains: []string{"uploads"}, applied: func(snap map[string]any) bool {
 			_, ok := snap["uploads"].(map[string]any)[name]
 			return !ok

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -228,8 +229,8 @@ func (s *soak) markdown(res results, trends []trend, imgDir string) []byte {
 	var b bytes.Buffer
 	counts := s.rec.snapshotCounts()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(&b, "Run: `-seed %d -duration %v`, %s, %d CPUs, load average at the end %s.\n\n",
-		s.cfg.seed, s.cfg.duration, time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Fprintf(&b, "Command: `make soak SOAK=%v SOAK_SEED=%d` (`go run ./services/playerd/cmd/soak -seed %d -duration %v …`), %s, on %d CPUs shared with other work: load average %s at the end.\n\n",
+		s.cfg.duration, s.cfg.seed, s.cfg.seed, s.cfg.duration, time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| SIGKILLs of playerd (and restarts) | %d |\n", counts["kills"])
 	s.rec.mu.Lock()
@@ -248,6 +249,11 @@ func (s *soak) markdown(res results, trends []trend, imgDir string) []byte {
 	if len(hidden) > 0 {
 		fmt.Fprintf(&b, "| upload temporaries in the media folders after the last start | %d |\n", hidden[len(hidden)-1])
 	}
+	dataBytes, dataFiles := du(s.box.data)
+	speechBytes, speechFiles := du(filepath.Join(s.box.data, "speech-cache"))
+	mediaBytes, mediaFiles := du(s.box.media)
+	fmt.Fprintf(&b, "| the data directory at the end: all / the speech cache | %d files, %.1f MiB / %d files, %.1f MiB |\n", dataFiles, float64(dataBytes)/(1<<20), speechFiles, float64(speechBytes)/(1<<20))
+	fmt.Fprintf(&b, "| the media library at the end | %d files, %.1f MiB |\n", mediaFiles, float64(mediaBytes)/(1<<20))
 	cpu, wait, span := usage(s.sampler.all())
 	fmt.Fprintf(&b, "| playerd's CPU, average; its threads' time waiting for a CPU | %.1f%% of a core; %.1f%% |\n", 100*cpu/span, 100*wait/span)
 	fmt.Fprintf(&b, "| status requests of the pollers (GET /api/status, v1 /state) | %d |\n", res.polls)
@@ -300,6 +306,20 @@ func (s *soak) markdown(res results, trends []trend, imgDir string) []byte {
 		fmt.Fprintf(&b, "- %s\n", t)
 	}
 	return b.Bytes()
+}
+
+// du is the bytes and files below dir.
+func du(dir string) (bytes int64, files int) {
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				bytes += info.Size()
+				files++
+			}
+		}
+		return nil
+	})
+	return bytes, files
 }
 
 func sortedCountKeys(m map[string]int) []string {

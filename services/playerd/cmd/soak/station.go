@@ -99,12 +99,9 @@ func (s *station) stream(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Icy-MetaData") != "1" {
 			continue
 		}
-		meta := []byte{0}
+		meta := testmedia.ICYMeta("")
 		if t := fmt.Sprintf("Lied %d", block/6); t != last {
-			text := "StreamTitle='" + t + "';"
-			n := (len(text) + 15) / 16
-			meta = append([]byte{byte(n)}, append([]byte(text), make([]byte, n*16-len(text))...)...)
-			last = t
+			meta, last = testmedia.ICYMeta(t), t
 		}
 		if _, err := w.Write(meta); err != nil {
 			return
