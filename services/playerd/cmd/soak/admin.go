@@ -36,6 +36,8 @@ func (s *soak) adminWorker(ctx context.Context) {
 		{"message", 6, p.message},
 		{"read", 12, p.read},
 		{"learn", 1, p.learn},
+		{"navigation", 2, p.changeNavigation},
+		{"input", 2, p.changeInput},
 	}
 	total := 0
 	for _, w := range work {
@@ -366,4 +368,42 @@ func (p *parent) read(ctx context.Context, rng *rand.Rand) {
 func (p *parent) learn(ctx context.Context, rng *rand.Rand) {
 	p.s.parent.do(ctx, jsonReq("POST /api/admin/cards/learn", "POST", "/api/admin/cards/learn", map[string]any{"timeout_seconds": 2 + rng.IntN(8)}, 200))
 	p.s.parent.do(ctx, jsonReq("GET /api/admin/cards/learn", "GET", "/api/admin/cards/learn?wait=2", nil, 200))
+}
+
+// navigation is a home screen of the parent's: categories of rows naming
+// base folders, the resume list, the stations and the podcasts.
+func navigation(rng *rand.Rand) map[string]any {
+	var cats []any
+	for c := range 1 + rng.IntN(3) {
+		var rows []any
+		for r, rel := range []string{"Hoerspiele", "Musik", "Einschlafen", "Hoerspiele/Bobo", "Musik/Lieder"} {
+			if rng.IntN(2) == 0 {
+				rows = append(rows, map[string]any{"id": fmt.Sprintf("r%d", r), "provider": "local-library", "source_ref": rel})
+			}
+		}
+		rows = append(rows, map[string]any{"id": "weiter", "provider": "resume-list", "source_ref": fmt.Sprint(5 + rng.IntN(10))})
+		if rng.IntN(2) == 0 {
+			rows = append(rows, map[string]any{"id": "radio", "provider": "radio"}, map[string]any{"id": "podcasts", "provider": "podcast"})
+		}
+		cats = append(cats, map[string]any{"id": fmt.Sprintf("c%d", c), "labels": map[string]any{"de": fmt.Sprintf("Reihe %d", c)}, "rows": rows})
+	}
+	return map[string]any{"version": 1, "categories": cats}
+}
+
+func (p *parent) changeNavigation(ctx context.Context, rng *rand.Rand) {
+	sent := navigation(rng)
+	want := asJSON(sent)
+	c := &change{what: "navigation " + canonical(sent), domains: []string{"navigation"},
+		applied: func(snap map[string]any) bool { return contains(snap["navigation"], want) }}
+	p.change(ctx, c, jsonReq("PUT /api/admin/navigation", "PUT", "/api/admin/navigation", sent, 200), 200)
+}
+
+// changeInput changes how keys act; the readers stay, so the card reader
+// keeps being one.
+func (p *parent) changeInput(ctx context.Context, rng *rand.Rand) {
+	sent := map[string]any{"volume_step": 1 + rng.IntN(25), "long_press_ms": 500 + 500*rng.IntN(10), "media_keys": rng.IntN(2) == 0}
+	want := asJSON(sent)
+	c := &change{what: "input " + canonical(sent), domains: []string{"input"},
+		applied: func(snap map[string]any) bool { return contains(snap["input"], want) }}
+	p.change(ctx, c, jsonReq("PUT /api/admin/input", "PUT", "/api/admin/input", sent, 200), 200)
 }

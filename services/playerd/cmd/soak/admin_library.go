@@ -248,7 +248,7 @@ func (p *parent) restore(ctx context.Context, _ *rand.Rand) {
 	w, _ := mw.CreateFormFile("backup", "storybox-backup.zip")
 	_, _ = w.Write(a.body)
 	_ = mw.Close()
-	api := []string{"settings", "parental", "cards", "stations", "podcasts"}
+	api := []string{"settings", "parental", "cards", "stations", "podcasts", "navigation", "input"}
 	p.s.model.mu.Lock()
 	before := map[string]string{}
 	for _, d := range api {

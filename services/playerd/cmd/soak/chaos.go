@@ -32,7 +32,24 @@ func (s *soak) chaos(ctx context.Context) {
 	rng := s.rng("kills")
 	phase := time.Duration(float64(s.cfg.duration) * killPhase)
 	for pause(ctx, jitter(rng, s.cfg.killEvery)) && time.Since(s.started) < phase {
-		s.killAndRestart(ctx, "random")
+		why := "random"
+		if rng.IntN(3) == 0 {
+			// One kill in three comes while the parent's change is being
+			// written, where a torn file or a lost answer would show.
+			why = "during a change"
+			select {
+			case <-s.model.sent:
+			default:
+			}
+			select {
+			case <-s.model.sent:
+				pause(ctx, time.Duration(rng.IntN(6000))*time.Microsecond)
+			case <-time.After(15 * time.Second):
+			case <-ctx.Done():
+				continue // the loop ends
+			}
+		}
+		s.killAndRestart(ctx, why)
 	}
 	wg.Wait()
 }
@@ -50,6 +67,9 @@ func (s *soak) killAndRestart(ctx context.Context, reason string) {
 	killAt := time.Now()
 	proc.kill()
 	s.rec.count("kills", 1)
+	if reason == "during a change" {
+		s.rec.count("kills aimed at a change of the parent's", 1)
+	}
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
 	s.control.reset()

@@ -13,8 +13,8 @@ import (
 )
 
 // model is what the parent has saved, as last acknowledged: one snapshot
-// per domain (settings, parental rules, cards, stations, podcasts,
-// uploads). After every kill each domain must read back exactly so, except
+// per domain (settings, parental rules, cards, stations, podcasts, the
+// navigation, the input wiring, uploads). After every kill each domain must read back exactly so, except
 // the one a change in flight touched, which may read either way.
 type model struct {
 	s    *soak
@@ -25,6 +25,8 @@ type model struct {
 	pending *change
 	nextID  int
 	journal *os.File // changes.log: every change and how it ended, for looking into a finding
+	// sent hears of each change as it is sent, for a kill aimed at one.
+	sent chan struct{}
 }
 
 // change is one change of the parent's.
@@ -40,11 +42,11 @@ type change struct {
 
 // domains and how each is read back: through the API, and the uploads
 // from the media directory itself.
-var domains = []string{"settings", "parental", "cards", "stations", "podcasts", "uploads"}
+var domains = []string{"settings", "parental", "cards", "stations", "podcasts", "navigation", "input", "uploads"}
 
 func newModel(s *soak) *model {
 	f, _ := os.Create(filepath.Join(s.cfg.out, "changes.log"))
-	return &model{s: s, want: map[string]string{}, journal: f}
+	return &model{s: s, want: map[string]string{}, journal: f, sent: make(chan struct{}, 1)}
 }
 
 func (m *model) note(format string, a ...any) {
@@ -67,7 +69,7 @@ func (m *model) load(ctx context.Context) error {
 // fetch reads a domain as it is now.
 func (m *model) fetch(ctx context.Context, d string, gated bool) (any, error) {
 	path := map[string]string{"settings": "/api/admin/settings", "parental": "/api/admin/parental", "cards": "/api/admin/cards",
-		"stations": "/api/admin/stations", "podcasts": "/api/admin/podcasts"}[d]
+		"stations": "/api/admin/stations", "podcasts": "/api/admin/podcasts", "navigation": "/api/admin/navigation", "input": "/api/admin/input"}[d]
 	if d == "uploads" {
 		return uploadsOnDisk(m.s.box.media)
 	}
@@ -82,6 +84,8 @@ func (m *model) fetch(ctx context.Context, d string, gated bool) (any, error) {
 	switch d {
 	case "stations":
 		return v.(map[string]any)["stations"], nil
+	case "input":
+		return v.(map[string]any)["wiring"], nil // the devices seen come and go
 	case "podcasts":
 		// What the parent saved; episodes and refresh times are the feed's.
 		var out []any
@@ -161,6 +165,10 @@ func (m *model) begin(c *change) int {
 	c.id = m.nextID
 	m.pending = c
 	m.note("#%d sent: %s", c.id, c.what)
+	select {
+	case m.sent <- struct{}{}:
+	default:
+	}
 	return c.id
 }
 

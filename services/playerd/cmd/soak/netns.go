@@ -46,6 +46,9 @@ func setupNet(id int) (*netLab, error) {
 		{[]string{"-n", n.radioNS, "addr", "add", n.radioIP + "/30", "dev", n.radioIf}, nil},
 		{[]string{"-n", n.radioNS, "link", "set", n.radioIf, "up"}, nil},
 		{[]string{"link", "set", n.hostIf, "up"}, nil},
+		// Never anywhere else: were the link's own route ever gone, the
+		// station's address would be sent to this machine's default route.
+		{[]string{"route", "add", "unreachable", subnet + ".0/30", "metric", "4000"}, []string{"route", "del", "unreachable", subnet + ".0/30", "metric", "4000"}},
 	}
 	for _, s := range steps {
 		if err := ip(s.do...); err != nil {
@@ -91,15 +94,16 @@ func (n *netLab) teardown() {
 	n.made = nil
 }
 
-// setLink takes the host's end of the station's link down or up: down, the
-// route goes and packets stop both ways, as when a home router loses its
-// uplink.
+// setLink takes the station's end of its link down or up: down, its
+// packets go nowhere, as when a home router loses its uplink. Streams
+// stall and new connections find no one (the host's end and its route
+// stay, so nothing reaches another network).
 func (n *netLab) setLink(up bool) error {
 	state := "down"
 	if up {
 		state = "up"
 	}
-	return ip("link", "set", n.hostIf, state)
+	return ip("-n", n.radioNS, "link", "set", n.radioIf, state)
 }
 
 // listenInRadio opens a TCP listener inside the radio namespace. A socket

@@ -188,6 +188,9 @@ func (s *soak) firstStart(ctx context.Context) error {
 	if err := s.setupCards(ctx, rng); err != nil {
 		return err
 	}
+	if a := s.parent.send(ctx, jsonReq("", "PUT", "/api/admin/navigation", navigation(rng))); a.code != 200 {
+		return fmt.Errorf("set the navigation: %d %v %s", a.code, a.err, a.body)
+	}
 	s.model = newModel(s)
 	if err := s.model.load(ctx); err != nil {
 		return err
