@@ -14,8 +14,9 @@ import (
 
 // model is what the parent has saved, as last acknowledged: one snapshot
 // per domain (settings, parental rules, cards, stations, podcasts, the
-// navigation, the input wiring, uploads). After every kill each domain must read back exactly so, except
-// the one a change in flight touched, which may read either way.
+// navigation, the input wiring, uploads). After every kill each domain
+// must read back exactly so, except the one a change in flight touched,
+// which may read either way.
 type model struct {
 	s    *soak
 	mu   sync.Mutex
