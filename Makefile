@@ -113,7 +113,9 @@ test: deps check unit integration
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags soaktest ./services/playerd/
 	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags soaktest ./services/playerd/
 
 # The MP3 decoder's accuracy and gapless tests make their files with
 # Debian's lame and check them against mpg123 (internal/decode/mp3);
@@ -125,6 +127,34 @@ unit:
 	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 STORYBOX_REQUIRE_MP3TOOLS=1 $(GO) test -race -count=1 ./...
 
 integration:
+
+# ----------------------------------------------------------------------- soak
+# Months on a shelf in minutes: the real playerd (its soak build, -tags
+# soaktest, which puts a card reader and a screen reached over a socket in
+# place of the machine's; never in the image) with hatd -sim and netd, under
+# a seeded mix of everything a household does, SIGKILLs and a radio station
+# that drops included (services/playerd/cmd/soak, docs/reliability.md). It
+# checks every answer, what survives each kill, the pollers' status p99 and
+# the trends of goroutines, open files, heap and RSS. `make test` runs it for
+# SOAK (3 minutes, about 3.5 with the builds); `make soak SOAK=2h` runs
+# longer and writes its figures and plots into docs/reliability.md.
+# SOAK_SEED picks the mix (the same seed, the same choices). Needs root: the
+# station and netd live in network namespaces (iproute2). Results, the
+# daemons' logs and the state each kill left: build/soak.
+SOAK          ?= 3m
+SOAK_SEED     ?= 1
+SOAK_PACKAGES := iproute2
+APT_PACKAGES  += $(SOAK_PACKAGES)
+SOAK_DOCS      = $(if $(filter command% environment%,$(origin SOAK)),-docs docs/reliability.md)
+.PHONY: soak
+soak: speech
+	$(call apt-install,$(SOAK_PACKAGES))
+	CGO_ENABLED=0 $(GO) build -tags soaktest -o $(BIN)/soak/playerd ./services/playerd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/hatd ./services/netd
+	$(GO) run ./services/playerd/cmd/soak -seed $(SOAK_SEED) -duration $(SOAK) -out build/soak \
+		-playerd $(BIN)/soak/playerd -hatd $(BIN)/hatd -netd $(BIN)/netd -speech $(SPEECH_DIR)/$(HOST_ARCH) $(SOAK_DOCS)
+
+integration: soak
 
 # ---------------------------------------------------------------- flood / load
 # A connection flood against playerd on loopback (services/playerd/cmd/flood):

@@ -113,12 +113,9 @@ func (rs *radioServer) station(w http.ResponseWriter, r *http.Request, drop, sta
 		if first && drop > 0 && sent >= drop {
 			return
 		}
-		meta := []byte{0}
+		meta := testmedia.ICYMeta("")
 		if t := fmt.Sprintf("Lied %d", (block+1)/8); t != last {
-			text := "StreamTitle='" + t + "';"
-			n := (len(text) + 15) / 16
-			meta = append([]byte{byte(n)}, append([]byte(text), make([]byte, n*16-len(text))...)...)
-			last = t
+			meta, last = testmedia.ICYMeta(t), t
 		}
 		if _, err := w.Write(meta); err != nil {
 			return
@@ -295,5 +292,21 @@ func TestRadioEndToEnd(t *testing.T) {
 		if strings.Contains(string(saved), `"`+s["id"].(string)+`"`) {
 			t.Errorf("station %v is in state.json: %s", s["name"], saved)
 		}
+	}
+}
+
+// A feed whose server is gone is a 503, and like every 503 it says when to
+// try again (the soak test found it answered without Retry-After).
+func TestPodcastServerGoneSaysWhenToTryAgain(t *testing.T) {
+	rs := newRadioServer(t)
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), t.TempDir()
+	base, stop := startBoxWith(t, media, data, func(c *setup) { c.allowLoopback = true })
+	defer stop()
+	c := client(t, base)
+	id, _ := c.do("POST", "/api/admin/podcasts", `{"url":"`+rs.URL+`/feed.xml"}`).want(t, "add the podcast", 201, "").body["id"].(string)
+	rs.Close()
+	r := c.do("POST", "/api/admin/podcasts/"+id+"/refresh", "")
+	if r.code != 503 || r.hdr.Get("Retry-After") == "" {
+		t.Errorf("refresh with the feed's server gone: %d %s, Retry-After %q; want 503 with Retry-After", r.code, r.raw, r.hdr.Get("Retry-After"))
 	}
 }

@@ -18,7 +18,11 @@ import (
 // run is playerd: the core, the surfaces over it, and their supervision,
 // until ctx ends, the core fails or someone asks to switch the box off.
 func run(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return runWith(ctx, cfg, log, hooks{})
+	h, err := machineHooks(log)
+	if err != nil {
+		return err
+	}
+	return runWith(ctx, cfg, log, h)
 }
 
 func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {

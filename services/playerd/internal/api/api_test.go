@@ -362,7 +362,9 @@ func TestSpeakRefusals(t *testing.T) {
 		{fmt.Errorf("%w (8)", speech.ErrBusy), 429, "too many announcements waiting (8)", "5"},
 		// The player's own announcement queue, as the speech service wraps it.
 		{fmt.Errorf("play announcement: %w", fault.Retry(fault.Busy, 1500*time.Millisecond, "4 announcements are waiting")), 429, "play announcement: 4 announcements are waiting", "2"},
-		{fmt.Errorf("%w: /usr/lib/storybox-speak is not an executable file", speech.ErrUnavailable), 503, "no voice available", ""},
+		// Every 503 says when to try again, a part that is down too.
+		{fmt.Errorf("%w: /usr/lib/storybox-speak is not an executable file", speech.ErrUnavailable), 503, "no voice available", "1"},
+		{fault.New(fault.Busy, "busy without a wait of its own"), 429, "busy without a wait of its own", "1"},
 		{errors.New("render: exec /usr/lib/x: signal: killed"), 500, "speech failed", ""},
 	} {
 		s.err = tc.err

@@ -36,7 +36,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if kind == fault.Internal && h.log != nil {
 		h.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 	}
-	if d := fault.RetryAfterOf(err); d > 0 {
+	if d := retryAfter(err); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 	}
 	body := errorBody{Error: fault.Message(err)}
@@ -48,6 +48,18 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	h.writeBody(w, fault.HTTPStatus(kind), body)
+}
+
+// retryAfter is when a client should try err again: the wait it names,
+// and at least a second for the kinds that mean "not now" (Busy,
+// Unavailable), so that every 429 and 503 says when; 0 where waiting does
+// not help.
+func retryAfter(err error) time.Duration {
+	d := fault.RetryAfterOf(err)
+	if k := fault.KindOf(err); k == fault.Busy || k == fault.Unavailable {
+		d = max(d, time.Second)
+	}
+	return d
 }
 
 // failed names a failure of the box: an error that carries no kind of its

@@ -492,6 +492,9 @@ func (p *Player) persist(u state.Urgency) {
 			pos = p.cur.seconds()
 		}
 		q = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
+		if p.index < len(p.folder.Tracks) {
+			q.TrackID = p.folder.Tracks[p.index].ID
+		}
 	}
 	if !p.dirty && sameSecond(q, p.saved.Queue) {
 		return
@@ -508,7 +511,7 @@ func sameSecond(a, b *state.Queue) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.FolderID == b.FolderID && a.Index == b.Index && int(a.Position) == int(b.Position)
+	return a.FolderID == b.FolderID && a.Index == b.Index && a.TrackID == b.TrackID && int(a.Position) == int(b.Position)
 }
 
 // recordResume remembers where the current folder was left.

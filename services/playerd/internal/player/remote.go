@@ -188,9 +188,17 @@ func (p *Player) trackEnded() {
 	}
 }
 
-// restoreIndex finds the saved queue's track again in a podcast, whose
-// episodes move down as new ones arrive: the folder's resume point names it.
+// restoreIndex finds the saved queue's track again, by its id: a
+// podcast's episodes move down as new ones arrive. A queue saved without
+// the id (an older file) goes by the folder's resume point in a podcast.
 func (p *Player) restoreIndex(f library.Folder, q *state.Queue) int {
+	if q.TrackID != "" {
+		for i, t := range f.Tracks {
+			if t.ID == q.TrackID {
+				return i
+			}
+		}
+	}
 	rp, ok := p.saved.Resume[f.ID]
 	if f.Kind != library.KindPodcast || !ok {
 		return q.Index

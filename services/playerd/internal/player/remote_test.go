@@ -305,6 +305,31 @@ func TestRestoreFindsTheEpisodeAfterNewOnes(t *testing.T) {
 	}
 }
 
+// A restart continues the episode the queue was in, even when the podcast's
+// resume point names another one: an episode left at 12 s, then the podcast
+// started anew and paused in its first episode after a second, too early
+// for a resume point of its own. The soak test found the box starting in
+// the episode of the resume point at the queue's position.
+func TestRestoreContinuesTheQueuesEpisodeNotAnOlderResumePoint(t *testing.T) {
+	rs := &remotes{make: func(t library.Track) *fakeRemote { return &fakeRemote{duration: t.Duration, endless: true} }}
+	h := newHarness(t, catalog{"pod1": podcastFolder()}, Config{OpenRemote: rs.open}, &recSink{})
+	h.do(Command{Action: ActResume, FolderID: "pod1", ItemIndex: idx(1)})
+	h.waitFor("ep1 at 6 s", func(s Status) bool { return s.Position >= 6 })
+	h.do(Command{Action: ActFolder, FolderID: "pod1"})
+	h.waitFor("ep2 at 1 s", func(s Status) bool { return s.Index == 0 && s.Position >= 1 })
+	paused := h.do(Command{Action: ActPause})
+	saved, _ := h.latestSave()
+	h.stop()
+	if rp := saved.Resume["pod1"]; rp.TrackID != "ep1" {
+		t.Fatalf("the podcast's resume point names %q, want ep1 (the test's premise)", rp.TrackID)
+	}
+
+	h = newHarness(t, catalog{"pod1": podcastFolder()}, Config{OpenRemote: rs.open, Restored: saved}, &recSink{})
+	if st := h.p.Status(); st.State != Paused || st.Index != 0 || st.Position != paused.Position {
+		t.Errorf("restarted in episode %d at %v s (%s); want episode 0 (ep2) at %v s, where it was paused", st.Index, st.Position, st.State, paused.Position)
+	}
+}
+
 func TestStatusJSONDurationOfFiles(t *testing.T) {
 	data, _ := json.Marshal(Status{State: Playing, Duration: 12.5, Queue: []QueueItem{}})
 	if !strings.Contains(string(data), `"duration":12.5`) || !strings.Contains(string(data), `"now_playing":null`) {

@@ -29,8 +29,12 @@ type Listening struct {
 
 // Queue is the queue that was loaded when the state was saved.
 type Queue struct {
-	FolderID string  `json:"folder_id"`
-	Index    int     `json:"index"`
+	FolderID string `json:"folder_id"`
+	Index    int    `json:"index"`
+	// TrackID names the track at Index, so a restart finds it again where
+	// the index alone would not (a podcast's episodes move down as new
+	// ones arrive); empty in files written before it was kept.
+	TrackID  string  `json:"track_id,omitempty"`
 	Position float64 `json:"position"` // seconds into the track
 }
 

@@ -153,6 +153,9 @@ func (s *Source) session(ctx context.Context, gen int, at *resume) (int, error) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c, err := s.connect(ctx, at)
+	if errors.Is(err, errPastEnd) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -244,6 +247,10 @@ const maxRequests = 8
 // errRange: the server takes ranges, ask again for the right byte.
 var errRange = errors.New("ask again with a range")
 
+// errPastEnd: the server has no bytes from the one asked for on: the
+// episode is over (a seek to its end).
+var errPastEnd = errors.New("past the episode's end")
+
 // connect opens the stream at at (episodes: from a byte offset where the
 // format allows), resolving playlists.
 func (s *Source) connect(ctx context.Context, at *resume) (*conn, error) {
@@ -306,6 +313,9 @@ func (s *Source) request(ctx context.Context, u *url.URL, at *resume) (*conn, []
 			resp.Body.Close()
 		}
 	}()
+	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && h.Get("Range") != "" {
+		return nil, nil, errPastEnd // 416 to a range from byte N on: the episode has fewer bytes
+	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 		return nil, nil, fault.New(fault.Unavailable, "the server answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}

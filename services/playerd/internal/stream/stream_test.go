@@ -305,6 +305,35 @@ func TestEpisodeSeeksByRange(t *testing.T) {
 	}
 }
 
+// A seek to the end of an episode (the player clamps a seek to the
+// duration) ends it: the server answers a range from the end 416, which is
+// no failure to try again (the soak test found the box asking again and
+// again, for up to 10 minutes, instead of going on to the next episode).
+func TestEpisodeSeekToItsEndEndsIt(t *testing.T) {
+	ep := &episodeServer{data: fixture(t, "tone.mp3")}
+	srv := newServer(t, ep)
+	s := Open(testConfig(), Options{URL: srv.URL + "/ep.mp3", Duration: 2})
+	l := listen(t, s)
+	if err := s.Seek(2); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second) // bounds a hang only
+	for l.period() {
+		if time.Now().After(deadline) {
+			_, problem, failed := s.Health()
+			reqs := ep.requests()
+			t.Fatalf("the episode did not end; problem %q, failed %v, %d requests, the first %q", problem, failed, len(reqs), reqs[:min(len(reqs), 3)])
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Err(); err != nil {
+		t.Errorf("ended with %v, want the episode's end", err)
+	}
+	if reqs := ep.requests(); len(reqs) != 2 || !strings.HasPrefix(reqs[1], "bytes=") {
+		t.Errorf("requests %q: want one to learn the size, one with the range, no more", reqs)
+	}
+}
+
 // A drop in the middle of an episode continues from the byte where it
 // broke: nothing heard twice, nothing missed.
 func TestEpisodeDropContinuesWhereItBroke(t *testing.T) {

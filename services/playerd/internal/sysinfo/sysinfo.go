@@ -1,6 +1,7 @@
 // Package sysinfo describes the machine for GET /api/admin/system: its
 // model, the versions running, uptime, how long playerd took to serve,
-// memory and the data partition. A value the machine cannot give is nil
+// memory and the data partition, and playerd's own runtime (goroutines,
+// heap, open files). A value the machine cannot give is nil
 // (JSON null), never 0.
 package sysinfo
 
@@ -69,6 +70,7 @@ type Info struct {
 	Boot          Ready     `json:"boot"`
 	Memory        Memory    `json:"memory"`
 	Data          Disk      `json:"data"`
+	Runtime       Runtime   `json:"runtime"`
 	CollectedAt   time.Time `json:"collected_at"`
 }
 
@@ -98,6 +100,7 @@ func Read(c Config, ready Ready, now time.Time) Info {
 		Model:       model(c),
 		Versions:    Versions{Playerd: c.Version, Go: runtime.Version()},
 		Boot:        ready,
+		Runtime:     readRuntime(c.Proc),
 		CollectedAt: now.UTC(),
 	}
 	if data, err := os.ReadFile(filepath.Join(c.Proc, "sys/kernel/osrelease")); err == nil {

@@ -21,6 +21,18 @@ func MP3Frames(file []byte) []byte {
 	return file
 }
 
+// ICYMeta is an ICY metadata block naming title as the StreamTitle: a
+// length byte in 16-byte units, then the text padded with zeros. An empty
+// title is the empty block (a single zero byte), sent when nothing changed.
+func ICYMeta(title string) []byte {
+	if title == "" {
+		return []byte{0}
+	}
+	text := "StreamTitle='" + title + "';"
+	n := (len(text) + 15) / 16
+	return append(append([]byte{byte(n)}, text...), make([]byte, n*16-len(text))...)
+}
+
 // OggLink is one link of a chained Ogg stream: the packets of one logical
 // stream (its headers first).
 type OggLink struct {
