@@ -121,13 +121,17 @@ func TestHomeAssistantUpdate(t *testing.T) {
 			code, _, body, _ := haGet(base, "/api/mupihat/status")
 			return code == 200 && strings.Contains(string(body), `"level":"ok"`)
 		})
+		// The board is simulated at 60 %; a gauge that reads the pack's
+		// voltage under a changing load starts up to about 15 points off
+		// (its first reading ranged 61–74 here), so the check is that it
+		// reads about right and that both APIs tell the same.
 		for range 3 {
 			got := haUpdate(t, base, sock)
 			hs := jsonObj(got["/api/mupihat/status"])
 			b := jsonObj(jsonObj(got["/api/system"])["battery"])
 			hp, _ := hs["battery_percent"].(float64)
 			sp, _ := b["percent"].(float64)
-			if hs["hardware_available"] != true || hs["battery_present"] != true || hp < 30 || hp > 70 {
+			if hs["hardware_available"] != true || hs["battery_present"] != true || hp < 40 || hp > 80 {
 				t.Errorf("/api/mupihat/status: %v", hs)
 			}
 			if b["available"] != true || sp < hp-5 || sp > hp+5 || b["charging"] != false {
