@@ -257,10 +257,7 @@ func measurePlaying(o options, fig *figures, bin, dir, media string) error {
 				return 0, err
 			}
 			c0 := p.cpu()
-			if _, err := p.command(fmt.Sprintf(`{"action":"folder","folder_id":%q}`, ids[f])); err != nil {
-				return 0, err
-			}
-			if err := p.waitState("stopped", time.Duration(o.seconds+30)*time.Second); err != nil {
+			if err := p.playToEnd(fmt.Sprintf(`{"action":"folder","folder_id":%q}`, ids[f]), time.Duration(o.seconds+30)*time.Second); err != nil {
 				return 0, err
 			}
 			return (p.cpu() - c0) / float64(o.seconds), nil

@@ -72,10 +72,7 @@ func (m *mpdProc) measure(o options, fig *figures, native bool) error {
 				}
 			}
 			c0 := cpuSeconds(pid)
-			if _, err := m.do("play"); err != nil {
-				return 0, err
-			}
-			if err := m.waitStopped(time.Duration(o.seconds+30) * time.Second); err != nil {
+			if err := m.playToEnd(time.Duration(o.seconds+30) * time.Second); err != nil {
 				return 0, err
 			}
 			return (cpuSeconds(pid) - c0) / float64(o.seconds), nil
@@ -331,19 +328,30 @@ func (m *mpdProc) waitUpdated() error {
 	}
 }
 
-func (m *mpdProc) waitStopped(limit time.Duration) error {
-	t0 := time.Now()
-	for time.Since(t0) < limit {
+// playToEnd plays the queue and returns when MPD has stopped at its end,
+// waiting with the idle command rather than polling (see proc.playToEnd).
+// MPD keeps a client's changes between idle commands, so a stop between the
+// status and the idle is not missed.
+func (m *mpdProc) playToEnd(limit time.Duration) error {
+	if err := m.conn.SetDeadline(time.Now().Add(limit)); err != nil {
+		return err
+	}
+	defer m.conn.SetDeadline(time.Time{})
+	if _, err := m.do("play"); err != nil {
+		return err
+	}
+	for {
 		st, err := m.status()
 		if err != nil {
-			return err
+			return fmt.Errorf("mpd did not stop within %v: %w", limit, err)
 		}
 		if st["state"] == "stop" {
 			return nil
 		}
-		time.Sleep(200 * time.Millisecond)
+		if _, err := m.do("idle player"); err != nil {
+			return fmt.Errorf("mpd did not stop within %v: %w", limit, err)
+		}
 	}
-	return fmt.Errorf("mpd did not stop within %v", limit)
 }
 
 func (m *mpdProc) stop() {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -182,23 +184,64 @@ func (p *proc) folders() (map[string]string, error) {
 	return ids, nil
 }
 
-func (p *proc) waitState(state string, limit time.Duration) error {
-	t0 := time.Now()
-	for time.Since(t0) < limit {
-		b, err := p.get("/api/status")
-		if err != nil {
-			return err
+// playToEnd sends a play command and returns when the player has played
+// and stopped, told by the event stream: polling the status would add a
+// request's cost per poll to the figure being measured (MPD is waited for
+// with its idle command for the same reason).
+func (p *proc) playToEnd(cmd string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", p.base+"/api/events", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET /api/events: %s", resp.Status)
+	}
+	states := make(chan string)
+	go func() {
+		defer close(states)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				event = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok && (event == "status" || event == "state") {
+				var st struct{ State string }
+				if json.Unmarshal([]byte(v), &st) == nil {
+					select {
+					case states <- st.State:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
 		}
-		var s struct{ State string }
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		if s.State == state {
+	}()
+	// The stream starts with the whole status, then a state event at each
+	// change of the player's state.
+	if _, ok := <-states; !ok {
+		return fmt.Errorf("event stream ended before its first status")
+	}
+	if _, err := p.command(cmd); err != nil {
+		return err
+	}
+	played := false
+	for st := range states {
+		played = played || st == "playing"
+		if played && st == "stopped" {
 			return nil
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("state %s not reached within %v", state, limit)
+	return fmt.Errorf("%s: not played to its end within %v", cmd, limit)
 }
 
 // firstSample stops, notes how many frames the wav holds, sends the folder
