@@ -23,7 +23,9 @@ const aloopDriver = "/sys/bus/platform/drivers/snd_aloop/"
 // every open file is closed. Then it plugs the card back in and expects the
 // engine to find it again and play on, without a restart.
 func runUnplug() (string, error) {
-	rec, err := startCapture(alsa.Config{})
+	// The recordings here only show that sound comes, and the card going
+	// away under a read may end it with an overrun as well as ENODEV.
+	rec, err := record(alsa.Config{}, true)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +82,7 @@ func runUnplug() (string, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if rec, err = startCapture(alsa.Config{}); err != nil {
+	if rec, err = record(alsa.Config{}, true); err != nil {
 		return "", err
 	}
 	defer rec.stop()
