@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// control talks to the soak build's socket (services/playerd/soaktest.go):
+// control talks to the soak build's socket (services/playerd/internal/soakctl):
 // the card reader and the screen that stand in for the machine's.
 type control struct {
 	path string
