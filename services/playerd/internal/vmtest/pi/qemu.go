@@ -112,6 +112,7 @@ func (m *machine) connect(path string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	m.qmp.SetDeadline(time.Now().Add(60 * time.Second))
 	if _, err := m.r.ReadBytes('\n'); err != nil { // the greeting
 		return err
 	}
@@ -199,4 +200,45 @@ func (m *machine) kill() {
 		m.cmd.Process.Kill()
 		<-m.exited
 	}
+}
+
+// cpuStates says where each processor is, twice 2 s apart (the program
+// counter and exception level from qemu's monitor): a processor that has
+// not moved, or sits at EL3 or in an exception handler, says where a hung
+// guest hangs. A monitor that does not answer says qemu itself is stuck.
+func (m *machine) cpuStates() string {
+	var b strings.Builder
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(2 * time.Second)
+		}
+		out, err := m.do("human-monitor-command", map[string]string{"command-line": "info registers -a"})
+		if err != nil {
+			return fmt.Sprintf("qemu's monitor does not answer: %v", err)
+		}
+		var text string
+		if err := json.Unmarshal(out, &text); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "  %s\n", strings.Join(cpuLines(text), "  "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// cpuLines picks each CPU's number, PC and PSTATE out of "info registers
+// -a".
+func cpuLines(text string) []string {
+	var cpus []string
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 1 && strings.HasPrefix(f[0], "CPU#"):
+			cpus = append(cpus, f[0])
+		case len(cpus) > 0 && len(f) > 0 && strings.HasPrefix(f[0], "PC="):
+			cpus[len(cpus)-1] += " " + f[0]
+		case len(cpus) > 0 && len(f) > 0 && strings.HasPrefix(f[0], "PSTATE="):
+			cpus[len(cpus)-1] += " " + strings.Join(f[:min(3, len(f))], " ")
+		}
+	}
+	return cpus
 }
