@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +66,8 @@ func start(c vmConfig) (*machine, error) {
 		"-display", "none", "-serial", "null", "-serial", "file:" + c.serial,
 		"-qmp", "unix:" + qmpPath + ",server=on,wait=off",
 		"-no-reboot", // a reset ends the run instead of a reboot the model cannot do
+		// Threads named by their part ("CPU 0/TCG"), for cpuStates.
+		"-name", "storybox-pi,debug-threads=on",
 	}
 	m := &machine{exited: make(chan struct{})}
 	m.cmd = exec.Command("qemu-system-aarch64", args...)
@@ -202,27 +206,91 @@ func (m *machine) kill() {
 	}
 }
 
-// cpuStates says where each processor is, twice 2 s apart (the program
-// counter and exception level from qemu's monitor): a processor that has
-// not moved, or sits at EL3 or in an exception handler, says where a hung
-// guest hangs. A monitor that does not answer says qemu itself is stuck.
+// cpuStates says what a hung guest's processors do, from two looks 2 s
+// apart: where each one is (program counter and exception level from qemu's
+// monitor; one that has not moved, or sits in an exception handler, says
+// where the guest hangs), and how much host CPU each of qemu's threads used
+// in between (a vCPU thread busy all the time spins; all of them asleep and
+// a monitor that does not answer say qemu itself is stuck).
 func (m *machine) cpuStates() string {
 	var b strings.Builder
+	before, t0 := qemuThreads(m.cmd.Process.Pid), time.Now()
 	for i := range 2 {
 		if i > 0 {
 			time.Sleep(2 * time.Second)
 		}
 		out, err := m.do("human-monitor-command", map[string]string{"command-line": "info registers -a"})
-		if err != nil {
-			return fmt.Sprintf("qemu's monitor does not answer: %v", err)
-		}
 		var text string
-		if err := json.Unmarshal(out, &text); err != nil {
-			return err.Error()
+		if err == nil {
+			err = json.Unmarshal(out, &text)
+		}
+		if err != nil {
+			fmt.Fprintf(&b, "  qemu's monitor does not answer: %v\n", err)
+			continue
 		}
 		fmt.Fprintf(&b, "  %s\n", strings.Join(cpuLines(text), "  "))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	after, span := qemuThreads(m.cmd.Process.Pid), time.Since(t0)
+	var threads []string
+	for _, t := range after {
+		used := t.cpu
+		for _, o := range before {
+			if o.id == t.id {
+				used -= o.cpu
+			}
+		}
+		threads = append(threads, fmt.Sprintf("%s %s %.2f s", t.name, t.state, used.Seconds()))
+	}
+	fmt.Fprintf(&b, "  qemu's threads (state, host CPU used in %.1f s): %s", span.Seconds(), strings.Join(threads, ", "))
+	return b.String()
+}
+
+// thread is one of a process's threads as /proc shows it.
+type thread struct {
+	id, name, state string
+	cpu             time.Duration // user and system time so far
+}
+
+// qemuThreads reads the threads of process pid from /proc (nil when it
+// cannot).
+func qemuThreads(pid int) []thread {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ids, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var ts []thread
+	for _, id := range ids {
+		stat, err := os.ReadFile(filepath.Join(dir, id.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if t, ok := parseThreadStat(id.Name(), string(stat)); ok {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// parseThreadStat reads a thread's name, state and CPU time from its
+// /proc/…/stat line: the name is in parentheses and may hold spaces ("CPU
+// 0/TCG"), then come the state and, as fields 14 and 15, user and system
+// time in clock ticks (USER_HZ, 100 on Linux).
+func parseThreadStat(id, stat string) (thread, bool) {
+	lp, rp := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if lp < 0 || rp < lp {
+		return thread{}, false
+	}
+	f := strings.Fields(stat[rp+1:])
+	if len(f) < 13 {
+		return thread{}, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return thread{}, false
+	}
+	return thread{id: id, name: stat[lp+1 : rp], state: f[0], cpu: time.Duration(utime+stime) * 10 * time.Millisecond}, true
 }
 
 // cpuLines picks each CPU's number, PC and PSTATE out of "info registers
@@ -237,7 +305,13 @@ func cpuLines(text string) []string {
 		case len(cpus) > 0 && len(f) > 0 && strings.HasPrefix(f[0], "PC="):
 			cpus[len(cpus)-1] += " " + f[0]
 		case len(cpus) > 0 && len(f) > 0 && strings.HasPrefix(f[0], "PSTATE="):
-			cpus[len(cpus)-1] += " " + strings.Join(f[:min(3, len(f))], " ")
+			// PSTATE, its flags, the security state and exception level,
+			// up to the floating-point registers.
+			end := slices.IndexFunc(f, func(w string) bool { return strings.HasPrefix(w, "FPCR=") })
+			if end < 0 {
+				end = len(f)
+			}
+			cpus[len(cpus)-1] += " " + strings.Join(f[:end], " ")
 		}
 	}
 	return cpus
