@@ -226,6 +226,20 @@ func (l *listener) until(what string, cond func() bool) {
 	}
 }
 
+// drain takes periods until one brings no audio: the buffer is empty.
+func (l *listener) drain() {
+	l.t.Helper()
+	for {
+		before := l.audio
+		if !l.period() {
+			l.t.Fatal("the stream ended while draining its buffer")
+		}
+		if l.audio == before {
+			return
+		}
+	}
+}
+
 func newServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
