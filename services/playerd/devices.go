@@ -11,6 +11,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/chime"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/haserve"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
@@ -22,7 +23,7 @@ import (
 
 // openDisplay builds the touch screen from the -fb and -touch flags and
 // attaches it to the core.
-func openDisplay(cfg Config, h hooks, core *box.Box, ha *homeAutomation, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
+func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
 	o := display.Options{
 		Player:       core.Player(),
 		Events:       core.Changes(),
@@ -33,8 +34,8 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *homeAutomation, conn ap
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,
 	}
-	if ha != nil {
-		o.Pairing, o.Fingerprint = ha.srv.Pairing(), ha.srv.Identity().Fingerprint()
+	if srv := ha.Admin(); srv != nil {
+		o.Pairing, o.Fingerprint = srv.Pairing(), srv.Identity().Fingerprint()
 	}
 	if conn != nil { // the Wi-Fi setup screen joins through netd, as the API does
 		o.Network = conn

@@ -22,7 +22,7 @@ type hooks struct {
 	// refresh and the idle time.
 	clock clock.Clock
 	// certCheck paces the home-automation certificate's checks instead of
-	// every haCheckEvery, so a test that steps the clock can ask for one;
+	// every haserve.CheckEvery, so a test that steps the clock can ask for one;
 	// certAddrs are the addresses the certificate is for instead of the
 	// machine's (which other programs change under a test).
 	certCheck <-chan time.Time

@@ -11,6 +11,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
+	"github.com/storybox/storybox/services/playerd/internal/httpserve"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 )
@@ -51,7 +52,7 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 
 	// The surfaces. The API listens first, so a client that is quick finds
 	// the port open (its request waits until the API serves).
-	ln := listen(h.listener, cfg.Listen, log)
+	ln := httpserve.Listen(h.listener, cfg.Listen, log)
 	var ready sysinfo.Ready
 	if ln != nil {
 		ready = sysinfo.MarkReady("/proc", start)
@@ -94,18 +95,4 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 		}
 	}
 	return runErr
-}
-
-// listen is the given listener (a test's), or one on addr; nil when addr
-// cannot be taken now (httpserve.Serve tries again).
-func listen(given net.Listener, addr string, log *slog.Logger) net.Listener {
-	if given != nil {
-		return given
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Error("listen", "listen", addr, "error", err)
-		return nil
-	}
-	return ln
 }

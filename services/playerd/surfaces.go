@@ -16,6 +16,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/haserve"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
@@ -39,7 +40,7 @@ type surfaces struct {
 	log     *slog.Logger
 	auth    *auth.Manager
 	api     *http.Server
-	ha      *homeAutomation // nil: off
+	ha      *haserve.Service // nil: off
 	display *display.Display
 	input   *input.Manager
 	hatd    *hat.Client       // nil without -hat
@@ -64,7 +65,10 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		conn, sys.Net = s.netd, system.Netd{Daemon: s.netd, Fallback: kernel}
 	}
 	machine := metrics.New("/proc", "/sys", cfg.Media)
-	s.ha = openHA(cfg, h, host, core.ID(), clk, log)
+	if cfg.HAListen != "" || h.haListener != nil {
+		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
+			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck}, log)
+	}
 	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
 		return nil, err
 	}
@@ -89,7 +93,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Net:          conn,
 		Auth:         m,
 		Hosts:        hosts,
-		HA:           s.ha.admin(),
+		HA:           s.ha.Admin(),
 		Cards:        cardService,
 		Input:        in,
 		Events:       core.Changes(),
@@ -104,7 +108,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Backup:       core.Backup(),
 	}))
 	if s.ha != nil {
-		s.ha.serve(hav1.Deps{
+		s.ha.Handle(hav1.Deps{
 			Log:     log,
 			Version: cfg.Version,
 			Name:    host,
@@ -162,8 +166,10 @@ func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener
 		sup.Once(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
 	}
 	if s.ha != nil {
-		s.ha.start(ctx, sup, s.log)
-		s.ha.announce(ctx, sup, cfg.HAAdvertise, s.netd, s.log)
+		s.ha.Start(ctx, sup, s.log)
+		if cfg.HAAdvertise {
+			s.ha.Announce(ctx, sup, s.netd, s.log)
+		}
 	}
 }
 
@@ -173,7 +179,7 @@ func (s *surfaces) shutdown(limit time.Duration) {
 	defer cancel()
 	_ = s.api.Shutdown(ctx)
 	if s.ha != nil {
-		_ = s.ha.http.Shutdown(ctx)
+		_ = s.ha.Shutdown(ctx)
 	}
 }
 

@@ -97,3 +97,17 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, addr string, 
 	}
 	s.Run(ctx)
 }
+
+// Listen is the given listener (a test's), or one on addr; nil when addr
+// cannot be taken now (logged: Serve tries again).
+func Listen(given net.Listener, addr string, log *slog.Logger) net.Listener {
+	if given != nil {
+		return given
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Error("listen", "listen", addr, "error", err)
+		return nil
+	}
+	return ln
+}
