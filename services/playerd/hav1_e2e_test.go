@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,49 +21,27 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/display/displaytest"
 )
 
-// frameScreen stands where the framebuffer would: it receives every frame
-// the box shows, and the test reads the pairing code off them as a person
-// would read the screen.
-type frameScreen struct {
-	mu    sync.Mutex
-	last  *image.RGBA
-	shown chan struct{}
-}
-
-func newFrameScreen() *frameScreen { return &frameScreen{shown: make(chan struct{}, 1)} }
-
-func (s *frameScreen) Size() image.Point { return image.Pt(800, 480) }
-func (s *frameScreen) Close() error      { return nil }
-func (s *frameScreen) Show(f *image.RGBA) error {
-	c := image.NewRGBA(f.Rect)
-	copy(c.Pix, f.Pix)
-	s.mu.Lock()
-	s.last = c
-	s.mu.Unlock()
-	select {
-	case s.shown <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// readCode waits for a frame with a code on it.
-func (s *frameScreen) readCode(t *testing.T) string {
+// readCode waits for a frame with a code on it, and reads the code off it
+// as a person would read the screen.
+func readCode(t *testing.T, s *displaytest.Screen) string {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
-		s.mu.Lock()
-		f := s.last
-		s.mu.Unlock()
-		if f != nil {
-			if code, err := displaytest.ReadCode(f); err != nil {
-				t.Fatal(err)
-			} else if len(code) == 6 {
-				return code
+		var code string
+		var err error
+		s.ReadLast(func(f *image.RGBA) {
+			if f != nil {
+				code, err = displaytest.ReadCode(f)
 			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(code) == 6 {
+			return code
 		}
 		select {
-		case <-s.shown:
+		case <-s.Shown():
 		case <-deadline:
 			t.Fatal("no pairing code appeared on the screen")
 		}
@@ -75,7 +52,7 @@ func (s *frameScreen) readCode(t *testing.T) string {
 type haBox struct {
 	base, v1 string // http://127.0.0.1:port, https://127.0.0.1:port/api/ha/v1
 	haAddr   string
-	screen   *frameScreen
+	screen   *displaytest.Screen
 	clock    *clocktest.Clock
 	admin    *http.Client // keeps the administrator's session cookie
 	haClient *http.Client // trusts the box's CA once paired (pairHA)
@@ -90,7 +67,7 @@ func startHABox(t *testing.T, media, data string, clock *clocktest.Clock, more .
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &haBox{haAddr: ln.Addr().String(), screen: newFrameScreen(), clock: clock, logs: &logTap{}, reboots: make(chan struct{}, 1)}
+	b := &haBox{haAddr: ln.Addr().String(), screen: displaytest.NewScreen(), clock: clock, logs: &logTap{}, reboots: make(chan struct{}, 1)}
 	b.base, b.stop = startBoxWith(t, media, data, func(c *setup) {
 		c.haListener, c.clock, c.screen, c.log = ln, clock, b.screen, b.logs
 		c.reboot = func(context.Context) error { b.reboots <- struct{}{}; return nil }
@@ -129,7 +106,7 @@ func (b *haBox) pair(t *testing.T, c *http.Client, cl haClient, allow string) ma
 	if id == "" || start.body["expires_in"] != 300.0 || start.body["code_length"] != 6.0 || start.body["confirmation"] != "display_code" {
 		t.Fatalf("pair/start answer %s", start.raw)
 	}
-	code := b.screen.readCode(t)
+	code := readCode(t, b.screen)
 	return v1(t, c, "POST", b.v1+"/pair/confirm", "", map[string]any{"pairing_id": id, "client_id": cl.id, "code": code[:3] + " " + code[3:]}).
 		want(t, "pair/confirm", 200, "").body
 }
@@ -330,7 +307,7 @@ func TestHomeAutomationV1(t *testing.T) {
 		b.adminDo(t, "POST", "/api/admin/ha/pairing", "")
 		start := v1(t, c, "POST", b.v1+"/pair/start", "", startReq).want(t, "start", 200, "")
 		v1(t, c, "POST", b.v1+"/pair/start", "", startReq).want(t, "second start", 409, "pairing_in_progress")
-		code := b.screen.readCode(t)
+		code := readCode(t, b.screen)
 		wrong := "000000"
 		if code == wrong {
 			wrong = "111111"
@@ -354,7 +331,7 @@ func TestHomeAutomationV1(t *testing.T) {
 		v1(t, c, "POST", b.v1+"/pair/start", "", startReq).want(t, "start after the window closed", 403, "pairing_not_enabled")
 		b.adminDo(t, "POST", "/api/admin/ha/pairing", "")
 		start = v1(t, c, "POST", b.v1+"/pair/start", "", startReq).want(t, "start", 200, "")
-		code = b.screen.readCode(t)
+		code = readCode(t, b.screen)
 		clock.Advance(301 * time.Second)
 		v1(t, c, "POST", b.v1+"/pair/confirm", "", map[string]any{"pairing_id": start.body["pairing_id"], "client_id": homeAssistant.id, "code": code}).
 			want(t, "code after 300 s", 410, "pairing_expired")

@@ -21,10 +21,10 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/display/displaytest"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
 )
@@ -45,7 +45,7 @@ func Start(path string, log *slog.Logger) (input.Devices, display.Screen, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("soak build: control socket: %w", err)
 	}
-	c := &soakControl{devices: inputtest.New(), screen: &soakScreen{}}
+	c := &soakControl{devices: inputtest.New(), screen: displaytest.NewScreen()}
 	c.devices.Plug(soakReader, inputtest.Reader)
 	go c.serve(ln, log)
 	return c.devices, c.screen, nil
@@ -53,7 +53,7 @@ func Start(path string, log *slog.Logger) (input.Devices, display.Screen, error)
 
 type soakControl struct {
 	devices *inputtest.Devices
-	screen  *soakScreen
+	screen  *displaytest.Screen
 }
 
 func (c *soakControl) serve(ln net.Listener, log *slog.Logger) {
@@ -93,7 +93,7 @@ func (c *soakControl) session(conn net.Conn) {
 			c.devices.Plug(soakReader, inputtest.Reader)
 			soakReply(out, nil)
 		case "frame":
-			c.screen.writeTo(out)
+			c.screen.ReadLast(func(f *image.RGBA) { writeFrame(out, f) })
 		default:
 			soakReply(out, fmt.Errorf("unknown request %q", cmd))
 		}
@@ -111,34 +111,12 @@ func soakReply(w *bufio.Writer, err error) {
 	fmt.Fprintln(w, "ok")
 }
 
-// soakScreen is an 800×480 screen that keeps a copy of the last frame in
-// one buffer, reused.
-type soakScreen struct {
-	mu   sync.Mutex
-	last *image.RGBA
-}
-
-func (s *soakScreen) Size() image.Point { return image.Pt(800, 480) }
-func (s *soakScreen) Close() error      { return nil }
-
-func (s *soakScreen) Show(f *image.RGBA) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last == nil || s.last.Rect != f.Rect {
-		s.last = image.NewRGBA(f.Rect)
-	}
-	copy(s.last.Pix, f.Pix)
-	return nil
-}
-
-func (s *soakScreen) writeTo(w *bufio.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last == nil {
+func writeFrame(w *bufio.Writer, f *image.RGBA) {
+	if f == nil {
 		fmt.Fprintln(w, "frame 0 0")
 		return
 	}
-	b := s.last.Rect
+	b := f.Rect
 	fmt.Fprintf(w, "frame %d %d\n", b.Dx(), b.Dy())
-	_, _ = w.Write(s.last.Pix)
+	_, _ = w.Write(f.Pix)
 }
