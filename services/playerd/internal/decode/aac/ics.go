@@ -174,6 +174,12 @@ func (c *ics) readSections(b *bitReader) error {
 	return nil
 }
 
+// readScaleFactors reads each band's scale factor, intensity position or
+// noise energy. All three scale a band by a power of 2^(1/4); each is held
+// to the range that keeps that gain within a scale factor's own (0..255,
+// 2^-25..2^38.75): noise energies -100..155, intensity positions
+// -155..100. Outside it a frame is corrupt (a gain of 2^250 would reach
+// the output as infinities).
 func (c *ics) readScaleFactors(b *bitReader) error {
 	sf := c.globalGain
 	isPos := 0
@@ -186,6 +192,9 @@ func (c *ics) readScaleFactors(b *bitReader) error {
 				c.sf[g][k] = 0
 			case intensityHCB, intensityHCB2:
 				isPos += sfHuff.decode(b) - 60
+				if isPos < -155 || isPos > 100 {
+					return fmt.Errorf("%w: intensity position %d", ErrCorrupt, isPos)
+				}
 				c.sf[g][k] = isPos
 			case noiseHCB:
 				if firstNoise {
@@ -193,6 +202,9 @@ func (c *ics) readScaleFactors(b *bitReader) error {
 					noise += int(b.read(9)) - 256
 				} else {
 					noise += sfHuff.decode(b) - 60
+				}
+				if noise < -100 || noise > 155 {
+					return fmt.Errorf("%w: noise energy %d", ErrCorrupt, noise)
 				}
 				c.sf[g][k] = noise
 			default:
@@ -206,7 +218,7 @@ func (c *ics) readScaleFactors(b *bitReader) error {
 	}
 	// A codeword that matched nothing decodes as -1, far out of range of
 	// the deltas: caught above or by the bounds of its use.
-	if b.overrun() || isPos < -1000 || isPos > 1000 || noise < -1000 || noise > 1000 {
+	if b.overrun() {
 		return fmt.Errorf("%w: scale factors", ErrCorrupt)
 	}
 	return nil
