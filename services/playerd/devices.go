@@ -27,6 +27,7 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 	o := display.Options{
 		Player:       core.Player(),
 		Events:       core.Changes(),
+		Messages:     core.Messages(),
 		Home:         display.HomeFunc(func(context.Context) (home.Home, error) { return core.Home(), nil }),
 		Covers:       core.Catalog(),
 		Lang:         core.Settings().Get().Language,

@@ -67,7 +67,8 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	machine := metrics.New("/proc", "/sys", cfg.Media)
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
-			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck}, log)
+			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck,
+			OnChange: core.HomeAutomationChanged()}, log)
 	}
 	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
 		return nil, err
