@@ -198,7 +198,9 @@ func New(cfg Config) (*Box, error) {
 	})
 	b.speech = b.newSpeech()
 	b.power = newPower(cfg.PowerOff, cfg.Reboot, log)
-	b.messages = message.NewBoard(b.clock.Now, n.message)
+	// The machine's time, as the screen's: it wakes at a message's expiry
+	// by its own clock.
+	b.messages = message.NewBoard(nil, n.message)
 	if b.cardStore, err = cards.Load(cfg.Data, n.section(SectionCards)); err != nil {
 		log.Warn("card mappings", "error", err)
 	}
