@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/storybox/storybox/services/playerd/internal/decode/aac/aactest"
@@ -100,12 +101,18 @@ func TestLiveM4ACoverNotKept(t *testing.T) {
 	a := toneM4A(t)
 	cover := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 4<<20)...)
 	data := m.M4A(m.File{Audio: a, UserData: [][]byte{m.Meta(m.Item("\xa9nam", 1, []byte("Folge 1")), m.Item("covr", 14, cover))}})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	l, _, err := openLiveM4A(t, data)
+	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if kept := l.aac.kept; kept > 64<<10 {
 		t.Errorf("kept %d bytes of the index", kept)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("opening took %d bytes", n)
 	}
 	if got := readAll(t, l); len(got) < 80000 {
 		t.Errorf("%d samples", len(got))
@@ -159,5 +166,19 @@ func TestM4AChapterTrackStreams(t *testing.T) {
 				t.Errorf("streamed %d samples, file %d", len(got), len(want))
 			}
 		})
+	}
+}
+
+// BenchmarkLiveM4AEmptyBoxes opens a stream of 65,536 empty boxes before
+// its index: refused after liveMaxBoxes of them (it took 8 s, walking all
+// of them twice, before the bound).
+func BenchmarkLiveM4AEmptyBoxes(b *testing.B) {
+	good := m.M4A(m.File{Audio: toneM4A(b)})
+	n := int(good[3])
+	data := append(append(bytes.Clone(good[:n]), bytes.Repeat(m.Box("free"), 1<<16)...), good[n:]...)
+	for b.Loop() {
+		if _, err := OpenLive(stream{bytes.NewReader(data)}, "audio/mp4"); err == nil {
+			b.Fatal("opened")
+		}
 	}
 }
