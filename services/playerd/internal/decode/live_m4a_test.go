@@ -182,3 +182,34 @@ func BenchmarkLiveM4AEmptyBoxes(b *testing.B) {
 		}
 	}
 }
+
+// A file whose sample durations add up to more than its timescale times
+// the output rate can hold (2^20 samples of 2^32-1 each) lasts what its
+// frames decode to, in the library and streamed.
+func TestM4ASpanOverflow(t *testing.T) {
+	a := toneM4A(t)
+	const n = 1 << 20
+	data := m.M4A(m.File{Audio: a, AudioTable: func(b map[string][]byte) {
+		b["stsz"] = m.Box("stsz", m.Full(0, 0, m.U32(200), m.U32(n)))
+		b["stts"] = m.Box("stts", m.Full(0, 0, m.U32(1), m.U32(n), m.U32(math.MaxUint32)))
+		b["stsc"] = m.Box("stsc", m.Full(0, 0, m.U32(1), m.U32(1), m.U32(n), m.U32(1)))
+	}})
+	path := filepath.Join(t.TempDir(), "long.m4a")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info, err := ReadInfo(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most := float64(n*1024) / 44100; !(info.Duration > 0 && info.Duration <= most) {
+		t.Errorf("duration %v s, at most %v", info.Duration, most)
+	}
+	l, _, err := openLiveM4A(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.aac.left > n*1024 {
+		t.Errorf("plays %d samples", l.aac.left)
+	}
+}

@@ -179,7 +179,7 @@ func TestChapterErrorsGiveNoChapters(t *testing.T) {
 			b["stco"] = m.Box("stco", m.Full(0, 0, m.U32(1), m.U32(8)))
 		}),
 		"a sample description of 4 bytes": chapterFile(t, func(b map[string][]byte) { b["stsd"] = m.Box("stsd", m.U32(0)) }),
-		"no sample table": chapterFile(t, func(b map[string][]byte) { clear(b) }),
+		"no sample table":                 chapterFile(t, func(b map[string][]byte) { clear(b) }),
 		"chpl beyond udta": m.M4A(m.File{Audio: a, UserData: [][]byte{
 			append(m.U32(200), []byte("chpl\x01\x00\x00\x00")...),
 		}}),
