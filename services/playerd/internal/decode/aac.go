@@ -66,7 +66,7 @@ func newWindow(src io.ReaderAt, size int64) *window {
 }
 
 func (w *window) at(off int64, n int) ([]byte, error) {
-	if off < 0 || n < 0 || off+int64(n) > w.size {
+	if off < 0 || n < 0 || off > w.size || int64(n) > w.size-off {
 		return nil, fmt.Errorf("%w: read of %d bytes at %d beyond the end", ErrCorrupt, n, off)
 	}
 	if w.start < 0 || off < w.start || off+int64(n) > w.start+int64(len(w.buf)) {
