@@ -33,6 +33,10 @@ const (
 	// audio, at the top and in the moov box. A real file has a handful:
 	// ftyp, free, moov, and in it mvhd, a track or two, udta.
 	liveMaxBoxes = 64
+	// liveEnd is where an MP4 stream is taken to end, as far as its boxes'
+	// sizes and offsets go: far beyond any real one, and far enough below
+	// the largest int64 that no sum of two of them overflows.
+	liveEnd = math.MaxInt64 / 2
 )
 
 type aacLive struct {
@@ -253,7 +257,7 @@ func (a *aacLive) openMP4() error {
 		moov = true
 	}
 	// The samples lie beyond what was kept, in the rest of the stream.
-	f, err := mp4.OpenAudio(head, math.MaxInt64/2)
+	f, err := mp4.OpenAudio(head, liveEnd)
 	if err != nil {
 		return fmt.Errorf("mp4: %w", errAAC(err))
 	}
@@ -295,11 +299,19 @@ func (a *aacLive) box(head *sparse, left int64) (liveBox, error) {
 		}
 		n = 16
 	}
+	start := a.pos
 	head.add(a.pos, h[:n])
 	a.pos += int64(n)
 	typ := string(h[4:8])
-	if typ == "mdat" && left < 0 {
-		return liveBox{typ: typ}, nil
+	if left < 0 {
+		if typ == "mdat" {
+			return liveBox{typ: typ}, nil
+		}
+		if binary.BigEndian.Uint32(h) == 0 {
+			return liveBox{}, fmt.Errorf("%w: MP4 box %q without a size before the audio", ErrCorrupt, typ)
+		}
+		// The stream is taken to be as long as the file mp4 reads.
+		left = liveEnd - start
 	}
 	size, hdr, err := mp4.BoxSize(h[:n], left)
 	if err != nil {

@@ -279,3 +279,25 @@ func TestCoverLimit(t *testing.T) {
 		t.Errorf("read %d bytes at once", r.largest)
 	}
 }
+
+// A jump into a chunk of 2^32-1 samples of 2^32-1 bytes each is one step
+// that does not wrap: the sample is beyond the file.
+func TestFixedSizeJumpOverflow(t *testing.T) {
+	a := toneAudio(t)
+	const n = math.MaxUint32
+	data := m.M4A(m.File{Audio: a, AudioTable: func(b map[string][]byte) {
+		b["stsz"] = m.Box("stsz", m.Full(0, 0, m.U32(n), m.U32(n)))
+		b["stts"] = m.Box("stts", m.Full(0, 0, m.U32(1), m.U32(n), m.U32(1024)))
+		b["stsc"] = m.Box("stsc", m.Full(0, 0, m.U32(1), m.U32(1), m.U32(n), m.U32(1)))
+		b["stco"] = m.Box("stco", m.Full(0, 0, m.U32(1), m.U32(8)))
+	}})
+	f, err := openBytes(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{n - 1, n / 2, 1 << 31, 3} {
+		if off, size, err := f.Cursor().Sample(i); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("sample %d at %d+%d: %v", i, off, size, err)
+		}
+	}
+}

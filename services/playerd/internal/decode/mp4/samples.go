@@ -285,11 +285,10 @@ func (c *Cursor) seek(i int) error {
 	}
 	if st.fixed != 0 {
 		// One step, however many samples a chunk claims to hold.
-		d := int64(i-first) * int64(st.fixed)
-		if off < 0 || d > math.MaxInt64-off {
+		if off < 0 || int64(i-first) > (math.MaxInt64-off)/int64(st.fixed) {
 			return fmt.Errorf("%w: sample %d beyond the file", ErrCorrupt, i)
 		}
-		off += d
+		off += int64(i-first) * int64(st.fixed)
 	}
 	for j := first; j < i && st.fixed == 0; j++ {
 		n, err := c.size(j)
