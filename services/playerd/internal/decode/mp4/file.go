@@ -104,19 +104,24 @@ func open(r io.ReaderAt, size int64, extras bool) (*File, error) {
 		}
 		movieScale = fl.u32()
 	}
-	// A track that is not audio and does not read is left out: a damaged
-	// chapter or cover track costs its extras, not the file.
+	// A track that does not read is left out unless it is the audio that
+	// plays (the first audio track): a damaged chapter or cover track costs
+	// its extras, not the file.
 	var tracks []track
 	var trackErr error
+	audioSeen := false
 	for _, k := range kids {
 		if k.typ != "trak" {
 			continue
 		}
 		t, err := rd.readTrack(k)
-		if err != nil {
-			if t.handler == "soun" {
+		if t.handler == "soun" && !audioSeen {
+			if err != nil {
 				return nil, err
 			}
+			audioSeen = true
+		}
+		if err != nil {
 			trackErr = cmp.Or(trackErr, err)
 			continue
 		}

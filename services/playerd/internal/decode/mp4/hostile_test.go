@@ -180,6 +180,9 @@ func TestChapterErrorsGiveNoChapters(t *testing.T) {
 		}),
 		"a sample description of 4 bytes": chapterFile(t, func(b map[string][]byte) { b["stsd"] = m.Box("stsd", m.U32(0)) }),
 		"no sample table":                 chapterFile(t, func(b map[string][]byte) { clear(b) }),
+		"a second audio track, damaged": bytes.Replace(chapterFile(t, func(b map[string][]byte) {
+			b["stsd"] = m.Box("stsd", m.U32(0))
+		}), []byte("text"), []byte("soun"), 1),
 		"chpl beyond udta": m.M4A(m.File{Audio: a, UserData: [][]byte{
 			append(m.U32(200), []byte("chpl\x01\x00\x00\x00")...),
 		}}),
