@@ -290,6 +290,9 @@ FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:1500
 # The MP3 decoder alone, from frames its tests write (intensity stereo,
 # mixed blocks, CRC, MPEG-2.5) that no seed file has.
 FUZZ_TARGETS += decode/mp3:FuzzDecode:70000
+# The live M4A reader alone, without the AAC decoder, from streams
+# decode/mp4/mp4test writes (a chapter track between the samples, a cover).
+FUZZ_TARGETS += decode:FuzzLiveM4A:20000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \
