@@ -86,13 +86,14 @@ func (d *Decoder) Config() Config { return d.cfg }
 // decoder skips.
 func (d *Decoder) SBR() bool { return d.sbr }
 
+// noiseSeed starts the noise generator (noise in ics.go); Reset starts it
+// again, so that decoding from a position gives the same noise every time.
+// Any value but 0 does: this is the first 32 bits of the fraction of √2.
+const noiseSeed = 0x6a09e667
+
 // Reset forgets the previous frame, as after a seek: the next frame's first
 // half then lacks its overlap, so the caller decodes one frame before the
 // wanted one and drops its output.
-// noiseSeed starts the noise generator; Reset starts it again, so that
-// decoding from a position gives the same noise every time.
-const noiseSeed = 0x1f2e3d4c
-
 func (d *Decoder) Reset() {
 	d.seed = noiseSeed
 	for i := range d.ch {
