@@ -51,7 +51,8 @@ type genStream struct {
 	mixed   bool // allow mixed blocks
 	sparse  bool // few values: small frames
 	// illegalIS gives every intensity position of an MPEG-1 right channel
-	// an illegal value, 7..15 (the frame is otherwise valid).
+	// an illegal value, 7..15, half of them 9 (the frame is otherwise
+	// valid).
 	illegalIS bool
 }
 
@@ -255,7 +256,11 @@ func (g *generator) scalefactors(gr *genGranule, ch int, intensity bool) {
 				v = min(v, 6)
 			}
 			if g.s.illegalIS {
+				// Half of the four-bit ones 9, whose tan(p·π/12) is -1.
 				v = 7 + r.IntN(1<<bits-7)
+				if bits >= 4 && r.IntN(2) == 0 {
+					v = 9
+				}
 			}
 		}
 		return v
