@@ -425,8 +425,8 @@ func readEscape(b *bitReader) (int32, error) {
 	return int32(1)<<n + int32(b.read(n)), nil
 }
 
-// applyPulses adds pulse_data's amplitudes to the quantized values and
-// dequantizes the values they changed again.
+// applyPulses adds pulse_data's amplitudes to the quantized values
+// (pulse_data, 4.6.3) and dequantizes the values they changed again.
 func (c *ics) applyPulses(spec *[1024]float32) error {
 	k := int(c.info.swb[c.pulseStart])
 	band := c.pulseStart
@@ -464,11 +464,12 @@ func abs32(x int32) int32 {
 	return x
 }
 
-// pow43 is |q|^(4/3) for every quantized magnitude the syntax allows
+// pow43 is |q|^(4/3) (inverse quantization, 4.6.1) for every quantized
+// magnitude the syntax allows
 // (escapes up to 8191, pulses add at most 4×15).
 var pow43 [8192 + 64]float32
 
-// sfGain is 2^((sf-100)/4) for the 256 scale factors.
+// sfGain is 2^((sf-100)/4) for the 256 scale factors (4.6.2).
 var sfGain [256]float32
 
 func init() {

@@ -3,8 +3,8 @@ package mp3
 import "math"
 
 // The polyphase synthesis of 2.4.3.4.10.3 (Annex A, Figure A.2) with its
-// 64 × 32 matrixing done as one 32-point DCT-II (dct32.go, Lee's fast
-// recursion: the even outputs are the half-size DCT of x[k] + x[N-1-k],
+// 64 × 32 matrixing done as one 32-point DCT-II (dct32.go, the fast
+// recursion of B. G. Lee, IEEE Trans. ASSP 32(6), 1984: the even outputs are the half-size DCT of x[k] + x[N-1-k],
 // the odd ones sums of neighbours in the half-size DCT of the differences
 // scaled by 1/(2·cos((2k+1)π/2N))): with
 // X[m] = Σ S[k]·cos((2k+1)mπ/64), the standard's V[i] is X[16+i] for

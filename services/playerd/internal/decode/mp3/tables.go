@@ -1,21 +1,27 @@
 package mp3
 
-// Tables of ISO/IEC 11172-3 and 13818-3 that are data rather than formulas.
+// Tables of ISO/IEC 11172-3 and 13818-3 that are data rather than formulas;
+// the synthesis window's is in tableb3.go.
 
-// Layer III bit rates in kbit/s by bitrate_index: MPEG-1, and MPEG-2/2.5
-// (lower sampling frequencies, "LSF"). Index 0 is the free format, 15 is
-// forbidden; neither is decoded.
+// Layer III bit rates in kbit/s by bitrate_index (11172-3 2.4.2.3):
+// MPEG-1, and MPEG-2/2.5 (lower sampling frequencies, "LSF", 13818-3
+// 2.4.2.3). Index 0 is the free format, 15 is forbidden; neither is
+// decoded.
 var bitrates = [2][16]int{
 	{0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 0},
 	{0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 0},
 }
 
-// Sampling frequencies by rate index: MPEG-1, MPEG-2 and MPEG-2.5, three each.
+// Sampling frequencies by rate index: MPEG-1 (11172-3 2.4.2.3), MPEG-2
+// (13818-3 2.4.2.3) and MPEG-2.5 (half MPEG-2's, as mpg123 has them),
+// three each.
 var sampleRates = [9]int{44100, 48000, 32000, 22050, 24000, 16000, 11025, 12000, 8000}
 
 // Scalefactor band boundaries (in frequency lines) by rate index, long
-// blocks (22 bands) and short blocks (13 bands, lines per window). The
-// 24 kHz table has 332, as the corrected tables and every decoder in use.
+// blocks (22 bands) and short blocks (13 bands, lines per window):
+// 11172-3 Table 3-B.8 for MPEG-1, 13818-3 Table B.2 for MPEG-2; the
+// MPEG-2.5 rows are mpg123's (no standard has them). The 24 kHz table has
+// 332, as the corrected tables and every decoder in use.
 var sfbLong = [9][23]int{
 	{0, 4, 8, 12, 16, 20, 24, 30, 36, 44, 52, 62, 74, 90, 110, 134, 162, 196, 238, 288, 342, 418, 576},
 	{0, 4, 8, 12, 16, 20, 24, 30, 36, 42, 50, 60, 72, 88, 106, 128, 156, 190, 230, 276, 330, 384, 576},
@@ -40,10 +46,11 @@ var sfbShort = [9][14]int{
 	{0, 8, 16, 24, 36, 52, 72, 96, 124, 160, 162, 164, 166, 192},
 }
 
-// pretab is added to the long-block scalefactors when preflag is set.
+// pretab is added to the long-block scalefactors when preflag is set
+// (Table 3-B.6, Layer III preemphasis).
 var pretab = [22]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 2, 0}
 
-// MPEG-1 scalefactor bit lengths by scalefac_compress.
+// MPEG-1 scalefactor bit lengths by scalefac_compress (2.4.2.7).
 var slen1 = [16]int{0, 0, 0, 0, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4}
 var slen2 = [16]int{0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3}
 
@@ -59,5 +66,5 @@ var nrOfSfb = [6][3][4]int{
 	{{8, 8, 5, 0}, {15, 12, 9, 0}, {6, 18, 9, 0}},
 }
 
-// Alias reduction coefficients c_i (Table B.9).
+// Alias reduction coefficients c_i (Table 3-B.9).
 var aliasCoefficients = [8]float64{-0.6, -0.535, -0.33, -0.185, -0.095, -0.041, -0.0142, -0.0037}
