@@ -39,6 +39,7 @@ func TestLiveCountsWhatItClamped(t *testing.T) {
 		if got := l.clamped.over > 0 && l.clamped.peak > 1; got != c.over {
 			t.Errorf("%s: clamps %+v", name, l.clamped)
 		}
+		t.Logf("%s: %+v", name, l.clamped)
 		if err := checkRaw(l.clamped); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
