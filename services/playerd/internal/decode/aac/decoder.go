@@ -256,7 +256,12 @@ func (d *Decoder) decodeCPE() error {
 }
 
 // stereo undoes mid/side coding and fills intensity-coded bands of the right
-// channel from the left (4.6.8.1, 4.6.8.2).
+// channel from the left (4.6.8.1, 4.6.8.2). An intensity band's sign is
+// that of its codebook (INTENSITY_HCB in phase, INTENSITY_HCB2 out of
+// phase), inverted where ms_used is set; with ms_mask_present 2 every band
+// counts as ms_used and inverts too, as ffmpeg has it (consulted for this
+// sign convention; the standard's invert_intensity names only
+// ms_mask_present 1), whose decoding the accuracy tests compare with.
 func (d *Decoder) stereo(l, r *channel, msMask int, ms *[8][maxBands]bool) {
 	info := &l.ics.info
 	win := 0
