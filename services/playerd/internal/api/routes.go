@@ -199,6 +199,7 @@ func (h *handler) routes(r *mux.Router) {
 	always.get("/api/health", h.health)
 	always.get("/api/status", h.status)
 	always.get("/api/info", h.info)
+	always.get("/api/licenses", h.licenses)
 	always.get("/api/library", h.library)
 	always.get("/api/cover/{id}", h.cover)
 	always.get("/api/home", h.home)
