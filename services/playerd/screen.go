@@ -46,28 +46,43 @@ func runScreen(d *display.Display, reopen func(*display.Display) error, r *scree
 		}
 		started = true
 		for {
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- d.Run(runCtx) }()
-			select {
-			case err := <-done:
-				stop()
+			asked, err := r.runUntilAsked(ctx, d)
+			if !asked || ctx.Err() != nil {
 				return err
-			case <-r.ask:
-				stop()
-				if err := <-done; err != nil {
-					log.Warn("display", "error", err)
-				}
-				if ctx.Err() != nil {
-					return nil
-				}
-				if err := reopen(d); err != nil {
-					log.Warn("display", "error", err)
-				}
-				log.Info("screen restarted", "restarts", r.done.Add(1), "asked", r.asked.Load())
 			}
+			if err != nil {
+				log.Warn("display", "error", err)
+			}
+			if err := reopen(d); err != nil {
+				log.Warn("display", "error", err)
+			}
+			log.Info("screen restarted", "restarts", r.done.Add(1), "asked", r.asked.Load())
 		}
 	}
+}
+
+// runUntilAsked runs the display until ctx ends, Run fails or a restart is
+// asked (asked). Run runs in the caller's goroutine, so a panic reaches the
+// supervision's guard.
+func (r *screenRestarts) runUntilAsked(ctx context.Context, d *display.Display) (asked bool, err error) {
+	runCtx, stop := context.WithCancel(ctx)
+	var wanted atomic.Bool
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-r.ask:
+			wanted.Store(true)
+			stop()
+		case <-runCtx.Done():
+		}
+	}()
+	defer func() {
+		stop()
+		<-watched
+	}()
+	err = d.Run(runCtx)
+	return wanted.Load(), err
 }
 
 // screenReopener opens the screen's devices as openDisplay did: the test's
