@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +147,82 @@ func TestNoticeUpToDate(t *testing.T) {
 	err = run(inst, licence, stale, true)
 	if err == nil || !strings.Contains(err.Error(), "out of date") {
 		t.Fatalf("a changed notice: %v", err)
+	}
+}
+
+// A module in the image under a licence off the allow list, or under
+// terms the classifier does not know, fails the generator, named with its
+// version. The modules come from a module proxy in a directory, as the Go
+// command fetches any.
+func TestCollectRefusesModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	tmp := t.TempDir()
+	proxy := filepath.Join(tmp, "proxy")
+	for _, m := range []struct{ path, file, licence string }{
+		{"example.com/copyleft", "COPYING", corpus(t, "License/GPL-3.0/license.txt")},
+		{"example.com/tuesdays", "LICENSE", "You may use this program on Tuesdays only.\n"},
+		{"example.com/fine", "LICENSE", corpus(t, "License/ISC/pristine.txt")},
+	} {
+		name := filepath.Base(m.path)
+		dir := filepath.Join(proxy, m.path, "@v")
+		mod := "module " + m.path + "\n\ngo 1.21\n"
+		write(t, filepath.Join(dir, "list"), "v1.0.0\n")
+		write(t, filepath.Join(dir, "v1.0.0.info"), `{"Version":"v1.0.0"}`)
+		write(t, filepath.Join(dir, "v1.0.0.mod"), mod)
+		writeZip(t, filepath.Join(dir, "v1.0.0.zip"), m.path+"@v1.0.0/", map[string]string{
+			"go.mod": mod, name + ".go": "package " + name + "\n\nconst X = 1\n", m.file: m.licence,
+		})
+	}
+	inst := filepath.Join(tmp, "instance")
+	write(t, filepath.Join(inst, "config.json"), `{"Packages": ["example.com/app"], "GokrazyPackages": [], "InitPkg": "example.com/app",
+		"Environment": ["GOOS=linux", "GOARCH=arm64"]}`)
+	app := filepath.Join(inst, "builddir", "example.com", "app")
+	write(t, filepath.Join(app, "go.mod"), "module example.com/app\n\ngo 1.21\n\nrequire (\n\texample.com/copyleft v1.0.0\n\texample.com/tuesdays v1.0.0\n\texample.com/fine v1.0.0\n)\n")
+	write(t, filepath.Join(app, "main.go"), "package main\n\nimport (\n\t_ \"example.com/copyleft\"\n\t_ \"example.com/fine\"\n\t_ \"example.com/tuesdays\"\n)\n\nfunc main() {}\n")
+	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(proxy))
+	t.Setenv("GOSUMDB", "off")
+	t.Setenv("GOFLAGS", "-mod=mod -modcacherw")
+	t.Setenv("GOMODCACHE", filepath.Join(tmp, "modcache"))
+	in, err := readInstance(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(in, classify(t), "", "github.com/storybox/storybox")
+	if err == nil {
+		t.Fatal("a GPL module and one of unknown terms passed")
+	}
+	for _, want := range []string{"example.com/copyleft v1.0.0: licence GPL-3.0 is not on the allow list", "example.com/tuesdays v1.0.0: no known licence"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "example.com/fine") {
+		t.Errorf("the ISC module was refused: %v", err)
+	}
+}
+
+func writeZip(t *testing.T, path, prefix string, files map[string]string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zip.NewWriter(f)
+	for name, body := range files {
+		w, err := z.Create(prefix + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
