@@ -116,6 +116,17 @@ check:
 	$(GO) vet -tags soaktest ./services/playerd/
 	$(BIN)/staticcheck ./...
 	$(BIN)/staticcheck -tags soaktest ./services/playerd/
+	$(GO) run ./tools/licences -check
+
+# NOTICE.md: storybox's licence and every third-party component the image
+# ships with its licence (tools/licences: the Go modules as gok builds the
+# image's programs, the kernel and firmware packages, the speech program).
+# `check` fails when it is out of date or a module's licence is unknown or
+# not on the allow list; this target writes it anew. playerd embeds it
+# (/api/licenses), so the image carries it.
+.PHONY: licences
+licences:
+	$(GO) run ./tools/licences
 
 # The MP3 decoder's accuracy and gapless tests make their files with
 # Debian's lame and check them against mpg123 (internal/decode/mp3);

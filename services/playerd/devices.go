@@ -35,6 +35,9 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,
 	}
+	if h.touch != nil {
+		o.Touch = h.touch()
+	}
 	if srv := ha.Admin(); srv != nil {
 		o.Pairing, o.Fingerprint = srv.Pairing(), srv.Identity().Fingerprint()
 	}

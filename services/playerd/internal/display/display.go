@@ -194,9 +194,9 @@ func (d *Display) Run(ctx context.Context) error {
 		d.o.OnError(err)
 	}
 	// Taps start after the first frame: they act on what is on screen.
-	if d.o.Touch != nil {
-		go d.touchLoop(ctx)
-		defer d.o.Touch.Close()
+	if t := d.o.Touch; t != nil {
+		go d.touchLoop(ctx, t) // its own source: a restart attaches another
+		defer t.Close()
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -261,9 +261,9 @@ func (d *Display) drain(sub *events.Subscription) (pending bool, next *events.Su
 	}
 }
 
-func (d *Display) touchLoop(ctx context.Context) {
+func (d *Display) touchLoop(ctx context.Context, t TouchSource) {
 	for {
-		p, err := d.o.Touch.NextTap()
+		p, err := t.NextTap()
 		if err != nil {
 			if ctx.Err() == nil {
 				d.o.OnError(fmt.Errorf("display: touch stopped: %w", err))
