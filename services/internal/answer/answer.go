@@ -116,6 +116,15 @@ func (s *Surface) Fail(w http.ResponseWriter, r *http.Request, err error) {
 	JSON(w, status, body)
 }
 
+// Answer writes v with 200, or err when it is not nil.
+func (s *Surface) Answer(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		s.Fail(w, r, err)
+		return
+	}
+	JSON(w, http.StatusOK, v)
+}
+
 // Render is the status and encoded body Fail would answer err with, for a
 // connection that has no ResponseWriter (plain HTTP on a TLS port).
 func (s *Surface) Render(err error) (int, []byte) {

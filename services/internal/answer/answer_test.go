@@ -78,6 +78,34 @@ func TestBodyRules(t *testing.T) {
 	}
 }
 
+// A refusal names the field and what is wrong, never the value: a body may
+// carry a password.
+func TestBodyErrorsNeverQuoteTheBody(t *testing.T) {
+	type login struct {
+		Password string `json:"password"`
+		N        uint8  `json:"n"`
+		At       time.Time
+	}
+	for _, body := range []string{
+		`{"password":"hunter2","extra":1}`,
+		`{"password":hunter2}`,
+		`{"password":"hunter2"} hunter2`,
+		`{"password":"hunter2","n":12345678}`,
+		`{"password":"hunter2","n":1.12345678}`,
+		`{"password":"hunter2","At":"12345678"}`,
+		`{"password":"\xhunter2"}`,
+	} {
+		err := (Body{}).Decode(post(body, "application/json"), &login{})
+		if err == nil || fault.KindOf(err) != fault.Invalid {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if msg := fault.Message(err); strings.Contains(msg, "hunter2") || strings.Contains(msg, "12345678") || strings.Contains(msg, "'h'") {
+			t.Errorf("%s: the message quotes the body: %q", body, msg)
+		}
+	}
+}
+
 func TestBodyDefaultLimit(t *testing.T) {
 	big := `{"name":"` + strings.Repeat("a", DefaultLimit) + `"}`
 	if err := (Body{}).Decode(post(big, "application/json"), &target{}); fault.KindOf(err) != fault.TooLarge {

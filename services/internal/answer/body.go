@@ -100,7 +100,9 @@ func (b Body) Unmarshal(data []byte, dst any) error {
 	return nil
 }
 
-// describe turns decoder errors into messages that name the field.
+// describe turns decoder errors into messages that name the field and
+// never quote the body (one may carry a password): of a wrong value only
+// its JSON type is told, of bad syntax only where it is.
 func describe(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
@@ -109,18 +111,19 @@ func describe(err error) string {
 	case errors.As(err, &refused): // a type's own check (input.Button)
 		return refused.Msg
 	case errors.As(err, &typeErr):
+		got, _, _ := strings.Cut(typeErr.Value, " ") // "number 1.5": the type only
 		if typeErr.Field != "" {
-			return fmt.Sprintf("field %q must be %s, not %s", typeErr.Field, kindName(typeErr.Type.Kind().String()), typeErr.Value)
+			return fmt.Sprintf("field %q must be %s, not %s", typeErr.Field, kindName(typeErr.Type.Kind().String()), got)
 		}
-		return fmt.Sprintf("body must be one JSON object, not %s", typeErr.Value)
+		return fmt.Sprintf("body must be one JSON object, not %s", got)
 	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)
+		return fmt.Sprintf("invalid JSON at byte %d", syntaxErr.Offset)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "truncated JSON"
 	}
-	return "invalid JSON: " + err.Error()
+	return "invalid JSON"
 }
 
 func kindName(k string) string {

@@ -128,7 +128,9 @@ func (h *handler) routes(r *mux.Router) {
 	// No subrouter: its routes share its prefix matcher, and a later
 	// route's match of it clears an earlier one's method mismatch, so a
 	// wrong method was answered as an unknown path.
-	get := func(path string, f http.HandlerFunc) { r.HandleFunc(Prefix+path, f).Methods(http.MethodGet, http.MethodHead) }
+	get := func(path string, f http.HandlerFunc) {
+		r.HandleFunc(Prefix+path, f).Methods(http.MethodGet, http.MethodHead)
+	}
 	post := func(path string, f http.HandlerFunc) { r.HandleFunc(Prefix+path, f).Methods(http.MethodPost) }
 
 	// Open: what a client needs before it has a token.
