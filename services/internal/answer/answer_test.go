@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,23 @@ func TestJSONWritesTypeStatusAndOneLine(t *testing.T) {
 	}
 	if got := w.Body.String(); got != "{\"a\":1,\"b\":\"\\u003cx\\u003e\"}\n" {
 		t.Errorf("body %q", got)
+	}
+}
+
+// Encoded writes what a cache encoded as JSON would: the same type, and a
+// length beyond what net/http buffers.
+func TestEncoded(t *testing.T) {
+	for _, n := range []int{10, 5000} {
+		data := append([]byte(`{"a":"`+strings.Repeat("x", n)+`"}`), '\n')
+		w := httptest.NewRecorder()
+		Encoded(w, http.StatusOK, data)
+		want := ""
+		if len(data) > 2048 {
+			want = strconv.Itoa(len(data))
+		}
+		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || w.Header().Get("Content-Length") != want || !bytes.Equal(w.Body.Bytes(), data) {
+			t.Errorf("%d bytes: %d %v", len(data), w.Code, w.Header())
+		}
 	}
 }
 
