@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
@@ -73,7 +74,14 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			return c.fail(fmt.Errorf("%s answered %s", c.name, resp.Status))
 		}
-		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error}
+		if resp.StatusCode == http.StatusMethodNotAllowed {
+			// Not the caller's mistake: this client and the daemon
+			// disagree on the routes.
+			return c.fail(fmt.Errorf("%s answered %s: %s", c.name, resp.Status, e.Error))
+		}
+		// The daemon's wait goes on to the caller's client.
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error, RetryAfter: time.Duration(max(wait, 0)) * time.Second}
 	}
 	if out == nil {
 		return nil

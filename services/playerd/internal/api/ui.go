@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/storybox/storybox/services/internal/answer"
+)
 
 // ScreenRestarts take a parent's request to restart the touch screen to
 // the part of playerd that runs it. The API only asks: it never holds the
@@ -18,9 +22,9 @@ type ScreenRestarts interface {
 // request's generation, as the real box answers (Home Assistant's "Restart
 // UI" button).
 func (h *handler) restartUI(w http.ResponseWriter, r *http.Request) {
-	if err := decodeBody(r, &struct{}{}); err != nil {
+	if err := jsonBody.Decode(r, &struct{}{}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]uint64{"restart_generation": h.UIRestart.RestartScreen()})
+	answer.JSON(w, http.StatusAccepted, map[string]uint64{"restart_generation": h.UIRestart.RestartScreen()})
 }
