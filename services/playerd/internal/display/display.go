@@ -13,11 +13,11 @@ import (
 	"image"
 	"image/png"
 	"reflect"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/display/wifisetup"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
 	"github.com/storybox/storybox/services/playerd/internal/home"
@@ -64,7 +64,7 @@ type Options struct {
 	Fingerprint string
 	// Network is netd: while the box is not connected, the home screen
 	// has a Wi-Fi button that opens the setup screen. nil: no button.
-	Network Network
+	Network wifisetup.Network
 }
 
 // Display owns the screen state. Its methods are safe for concurrent use.
@@ -82,11 +82,7 @@ type Display struct {
 	lastFolder string
 	idleOff    time.Duration // Settings.IdleOff
 	brightness int
-	lastActive time.Time  // the last touch or message
-	wifi       *wifiState // the Wi-Fi setup screen while open
-	wifiGen    uint64
-	runAsync   func(func()) // tests: run netd calls inline
-	asyncQ     []func()     // netd calls a tap asked for
+	lastActive time.Time // the last touch or message
 
 	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
 	r         *renderer
@@ -96,10 +92,10 @@ type Display struct {
 	home      home.Home
 	homeAt    time.Time
 	homeStale bool
-	lit       int // brightness the backlight was set to; -1: unknown
-	netAt     time.Time
-	netOffer  bool        // offer Wi-Fi setup on the home screen
-	netStale  atomic.Bool // read netd's state at the next frame
+	lit       int  // brightness the backlight was set to; -1: unknown
+	netOffer  bool // offer Wi-Fi setup on the home screen
+
+	wifi *wifisetup.Setup // nil without netd
 
 	// shots bounds the screenshots made at once: each holds a copy of
 	// the frame and a PNG encoder, about 2.5 MB at 800×480, which are
@@ -138,11 +134,11 @@ func New(o Options) (*Display, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	f, err := loadFaces()
+	f, err := paint.LoadFaces()
 	if err != nil {
 		return nil, err
 	}
-	return &Display{
+	d := &Display{
 		o:          o,
 		wake:       make(chan struct{}, 1),
 		r:          &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
@@ -151,7 +147,11 @@ func New(o Options) (*Display, error) {
 		lastActive: o.Now(),
 		lit:        -1,
 		shots:      gate.New("screenshots", gate.Limits{Run: 2, Wait: 4, Patience: 5 * time.Second}),
-	}, nil
+	}
+	if o.Network != nil {
+		d.wifi = wifisetup.New(wifisetup.Options{Network: o.Network, Now: o.Now, Changed: d.poke})
+	}
+	return d, nil
 }
 
 // Run keeps the screen up to date until ctx ends, and feeds taps from the
@@ -300,7 +300,9 @@ func (d *Display) refresh(ctx context.Context) error {
 	defer d.rmu.Unlock()
 	st := d.o.Player.Status()
 	d.loadHome(ctx, len(st.Queue) > 0)
-	d.loadNet(ctx)
+	if d.wifi != nil {
+		d.netOffer = d.wifi.Offer(ctx)
+	}
 	v := d.build(st)
 	d.light(&v) // also when the frame stays: a new brightness
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
@@ -398,9 +400,10 @@ func (d *Display) build(st player.Status) view {
 		return view{Size: v.Size, Dark: true}
 	}
 	v.Pair = d.pairView(v.Text)
-	if v.Wifi = d.wifiView(); v.Wifi != nil {
-		v.Wifi.Lang = d.o.Lang
-		return v
+	if d.wifi != nil {
+		if v.Wifi = d.wifi.View(d.o.Lang); v.Wifi != nil {
+			return v
+		}
 	}
 
 	if v.Screen == screenPlaying {
@@ -413,7 +416,7 @@ func (d *Display) build(st player.Status) view {
 	if d.tab >= len(cats) {
 		d.tab = 0
 	}
-	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0, Wifi: d.netOffer && d.o.Network != nil}
+	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0, Wifi: d.netOffer}
 	for _, c := range cats {
 		h.Tabs = append(h.Tabs, label(c.Labels, d.o.Lang, c.ID))
 	}
@@ -607,10 +610,8 @@ func redacted(shown *view) (view, bool) {
 		v.Pair = &p
 		secret = true
 	}
-	if v.Wifi != nil && v.Wifi.Pass != "" {
-		w := *v.Wifi
-		w.Pass, w.Show = strings.Repeat("x", len(w.Pass)), false
-		v.Wifi = &w
+	if w, ok := v.Wifi.Redacted(); ok {
+		v.Wifi = w
 		secret = true
 	}
 	return v, secret

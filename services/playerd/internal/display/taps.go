@@ -57,17 +57,15 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 			d.mu.Unlock()
 		}
 		return nil
+	case actWifi:
+		if d.wifi != nil {
+			d.wifi.Tap(act.wifi)
+		}
+		return nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch act.kind {
-	case actWifiOpen, actWifiClose, actWifiRescan, actWifiPage, actWifiPick, actWifiKey, actWifiRetry, actWifiBack:
-		if d.o.Network != nil {
-			d.wifiTap(act)
-			d.mu.Unlock()
-			d.startAsync()
-			d.mu.Lock()
-		}
 	case actTab:
 		d.tab, d.page = act.n, 0
 	case actPage:

@@ -1,4 +1,4 @@
-package display
+package wifisetup
 
 import (
 	"image"
@@ -18,6 +18,28 @@ const (
 	keyCancel                 // back to the list
 	keyConnect                // joins
 )
+
+func (k keyKind) String() string {
+	switch k {
+	case keyChar:
+		return "char"
+	case keyShift:
+		return "shift"
+	case keyMode:
+		return "mode"
+	case keyBack:
+		return "backspace"
+	case keySpace:
+		return "space"
+	case keyShow:
+		return "show"
+	case keyCancel:
+		return "cancel"
+	case keyConnect:
+		return "connect"
+	}
+	return "?"
+}
 
 // keyDef is one key of a row; units is its width, 1 for a character.
 type keyDef struct {
@@ -128,13 +150,13 @@ func keyLabel(k keyDef, tx texts, symbols bool) string {
 	case keyBack:
 		return "←"
 	case keySpace:
-		return tx.WifiSpace
+		return tx.Space
 	case keyShow:
-		return tx.WifiShow
+		return tx.Show
 	case keyCancel:
 		return tx.Cancel
 	case keyConnect:
-		return tx.WifiConnect
+		return tx.Connect
 	}
 	return k.ch
 }
