@@ -21,6 +21,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
@@ -46,7 +47,9 @@ type Options struct {
 	// then only darken the frame).
 	Backlight Backlight
 	Size      image.Point // headless frame size; default 800×480
-	Lang      string      // "de" (default) or "en": tab labels and the screen's own words
+	// Lang is the language of the tab labels and the screen's own words;
+	// default lang.Default. The settings' tag becomes one through lang.Of.
+	Lang lang.Lang
 	// VolumeStep is the volume_delta of the − and + buttons; default 5.
 	VolumeStep float64
 	// HomeEvery is how often the home model is re-read; default 5 s.
@@ -119,9 +122,7 @@ func New(o Options) (*Display, error) {
 	if o.Size.X < 320 || o.Size.Y < 240 {
 		return nil, fmt.Errorf("display: screen %dx%d is too small (at least 320x240)", o.Size.X, o.Size.Y)
 	}
-	if _, ok := textsByLang[o.Lang]; !ok {
-		o.Lang = "de"
-	}
+	o.Lang = known(o.Lang)
 	if o.VolumeStep == 0 {
 		o.VolumeStep = 5
 	}
@@ -401,7 +402,7 @@ func (d *Display) build(st player.Status) view {
 	}
 	v.Pair = d.pairView(v.Text)
 	if d.wifi != nil {
-		if v.Wifi = d.wifi.View(d.o.Lang); v.Wifi != nil {
+		if v.Wifi = d.wifi.View(string(d.o.Lang)); v.Wifi != nil {
 			return v
 		}
 	}
@@ -455,16 +456,20 @@ func playingFrom(st player.Status) playingView {
 	return p
 }
 
-func label(ls map[string]string, lang, fallback string) string {
-	if s := ls[lang]; s != "" {
+func label(ls map[string]string, l lang.Lang, fallback string) string {
+	if s := l.Pick(ls); s != "" {
 		return s
 	}
-	for _, k := range []string{"de", "en"} {
-		if s := ls[k]; s != "" {
-			return s
-		}
-	}
 	return fallback
+}
+
+// known is l if the screen has words in it; any other value (a tag that
+// did not go through lang.Of) is decided as a tag would be.
+func known(l lang.Lang) lang.Lang {
+	if _, ok := textsByLang[l]; ok {
+		return l
+	}
+	return lang.Of(string(l)).UI
 }
 
 // ShowMessage validates r and shows it at once, replacing any message on

@@ -13,6 +13,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/display/paint"
 	"github.com/storybox/storybox/services/playerd/internal/display/wifisetup"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -94,7 +95,7 @@ type texts struct {
 	SleepMinutes, SleepTrack, SleepFolder string
 }
 
-var textsByLang = map[string]texts{
+var textsByLang = map[lang.Lang]texts{
 	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
 		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
 		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",

@@ -104,7 +104,9 @@ func (d *Display) Command(ctx context.Context, cmd player.Command) error {
 // ShowRefusal says in the child's words why nothing plays: after a refused
 // tap, and when a rule ended the music.
 func (d *Display) ShowRefusal(r *rules.Refusal) {
+	d.mu.Lock()
 	tx := textsByLang[d.o.Lang]
+	d.mu.Unlock()
 	title, text := tx.Locked, tx.LockedText
 	switch r.Reason {
 	case rules.ReasonBedtime:
