@@ -23,6 +23,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // names the rule and until when it holds.
 type errorBody struct {
 	Error  string     `json:"error"`
+	Code   string     `json:"code"` // errorCode: for programs, and the admin page's translation
 	Reason string     `json:"reason,omitempty"`
 	Until  *time.Time `json:"until,omitempty"`
 }
@@ -39,7 +40,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if d := retryAfter(err); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 	}
-	body := errorBody{Error: fault.Message(err)}
+	body := errorBody{Error: fault.Message(err), Code: errorCode(err)}
 	var refusal *rules.Refusal
 	if errors.As(err, &refusal) {
 		body.Reason = refusal.Reason
@@ -77,7 +78,7 @@ func failed(what string, err error) error {
 // writeError is the only place that writes an error response; handlers go
 // through fail, the router's own 404 and 405 come here directly.
 func (h *handler) writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
-	h.writeBody(w, status, errorBody{Error: msg})
+	h.writeBody(w, status, errorBody{Error: msg, Code: statusCode(status)})
 }
 
 func (h *handler) writeBody(w http.ResponseWriter, status int, body errorBody) {
