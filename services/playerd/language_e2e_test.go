@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/lang/langtest"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
@@ -165,4 +168,39 @@ func TestLanguageOfEveryTagAgrees(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdminPageSpeaksTheBoxsLanguage: the admin page is in the language
+// the box decides (gsw is German, fr English: the page made gsw English
+// and the screen made fr German), and says the box's errors in it: a code
+// of its own in the page's words alone ("no voice available" was English
+// on the German page), a kind before the box's words.
+func TestAdminPageSpeaksTheBoxsLanguage(t *testing.T) {
+	base, _ := startBox(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {1}}), t.TempDir())
+	c := client(t, base)
+	setLanguage(t, c, "gsw")
+	b := newAdminBrowser(t, 40*time.Second)
+	defer b.close()
+	run := b.run
+	const password = "correct horse battery"
+	run("first start in German", chromedp.Navigate(base+"/admin/"), chromedp.WaitVisible(css("#first-form")),
+		chromedp.Poll[chromedp.Void](`document.documentElement.lang === 'de'`))
+	run("set password", chromedp.SendKeys(css("#first-password"), password),
+		chromedp.SendKeys(css("#first-password2"), password),
+		chromedp.Click(css("#first-submit")), chromedp.WaitVisible(css("#player-state")))
+	run("settings", chromedp.Click(css("#nav-settings")), chromedp.WaitVisible(css("#settings-form")))
+	// The test box has no speech program.
+	run("no voice, in German", chromedp.Click(css("#settings-speak")),
+		pageText("#settings-speak-err", "Die Box hat gerade keine Stimme."))
+	run("a bad setting, in German", chromedp.SetValue(css("#set-time_zone"), "Mars/Olympus"),
+		chromedp.Click(css("#settings-save")), pageText("#settings-err", "Ungültige Angabe: "))
+
+	// The box's language changes elsewhere (another browser): a reload
+	// follows it, in English for French as the screen's.
+	jar, _ := cookiejar.New(nil)
+	admin := &caller{t: t, base: base, hc: &http.Client{Jar: jar}}
+	admin.ok("POST", "/api/admin/login", fmt.Sprintf(`{"password":%q}`, password))
+	setLanguage(t, admin, "fr")
+	run("French box, English page", chromedp.Reload(), chromedp.WaitVisible(css("#nav-player")),
+		chromedp.Poll[chromedp.Void](`document.documentElement.lang === 'en'`), pageText("#nav-player", "Player"))
 }

@@ -64,6 +64,7 @@ export function render(ctx) {
   };
 
   const speakErr = errorBox(), speakOk = okBox();
+  speakErr.id = 'settings-speak-err';
   const speak = async () => {
     speakErr.textContent = ''; speakOk.textContent = '';
     try {
