@@ -402,7 +402,7 @@ func (d *Display) build(st player.Status) view {
 	}
 	v.Pair = d.pairView(v.Text)
 	if d.wifi != nil {
-		if v.Wifi = d.wifi.View(string(d.o.Lang)); v.Wifi != nil {
+		if v.Wifi = d.wifi.View(d.o.Lang); v.Wifi != nil {
 			return v
 		}
 	}

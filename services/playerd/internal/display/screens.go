@@ -96,7 +96,7 @@ type texts struct {
 }
 
 var textsByLang = map[lang.Lang]texts{
-	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
+	lang.German: {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
 		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
 		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",
 		Cancel:  "Abbrechen",
@@ -105,7 +105,7 @@ var textsByLang = map[lang.Lang]texts{
 		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
 		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener.",
 		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge"},
-	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
+	lang.English: {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
 		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
 		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
 		Cancel:  "Cancel",

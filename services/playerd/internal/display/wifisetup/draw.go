@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 // View is the Wi-Fi setup screen as drawn.
@@ -22,7 +23,7 @@ type View struct {
 	// pass is the passphrase typed so far; drawn as dots unless show.
 	pass                 string
 	show, shift, symbols bool
-	lang                 string
+	lang                 lang.Lang
 }
 
 type network struct {

@@ -3,6 +3,8 @@ package wifisetup
 import (
 	"image"
 	"strings"
+
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 // keyKind is what a key of the passphrase keyboard does.
@@ -60,9 +62,9 @@ type key struct {
 // row of actions. Between the letters and the symbols page every printable
 // ASCII character is there, which is what WPA passphrases consist of.
 var (
-	letterRows = map[string][3]string{
-		"de": {"qwertzuiop", "asdfghjkl", "yxcvbnm"},
-		"en": {"qwertyuiop", "asdfghjkl", "zxcvbnm"},
+	letterRows = map[lang.Lang][3]string{
+		lang.German:  {"qwertzuiop", "asdfghjkl", "yxcvbnm"},
+		lang.English: {"qwertyuiop", "asdfghjkl", "zxcvbnm"},
 	}
 	symbolRows = [3]string{`!@#$%&*()?[]`, `-_=+/\:;"'`, ".,<>^~{}|`"}
 )
@@ -79,7 +81,7 @@ func chars(s string) []keyDef {
 
 // keyRows is the keyboard in the given mode. Letters are typed as shown:
 // capitals while shift is on.
-func keyRows(lang string, symbols, shift bool) [][]keyDef {
+func keyRows(l lang.Lang, symbols, shift bool) [][]keyDef {
 	rows := make([][]keyDef, 0, 5)
 	rows = append(rows, chars(digitRow))
 	if symbols {
@@ -88,9 +90,9 @@ func keyRows(lang string, symbols, shift bool) [][]keyDef {
 			append(chars(symbolRows[1]), keyDef{kind: keyBack, units: 1.5}),
 			append([]keyDef{{kind: keyMode, units: 1.5}}, chars(symbolRows[2])...))
 	} else {
-		lr, ok := letterRows[lang]
+		lr, ok := letterRows[l]
 		if !ok {
-			lr = letterRows["de"]
+			lr = letterRows[lang.Of(string(l)).UI]
 		}
 		up := func(s string) string {
 			if shift {

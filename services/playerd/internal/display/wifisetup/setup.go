@@ -16,6 +16,7 @@ import (
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 // Network is the part of netd the Wi-Fi setup screen uses: the same calls
@@ -295,9 +296,9 @@ func visible(ns []netapi.Network) []netapi.Network {
 	return out
 }
 
-// View is what the setup screen shows in the language lang ("de" or "en"),
-// or nil while it is closed. Two equal views draw the same pixels.
-func (s *Setup) View(lang string) *View {
+// View is what the setup screen shows in the language l, or nil while it
+// is closed. Two equal views draw the same pixels.
+func (s *Setup) View(l lang.Lang) *View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.st
@@ -306,7 +307,7 @@ func (s *Setup) View(lang string) *View {
 	}
 	v := &View{stage: w.stage, scanning: w.scanning, scanErr: w.scanErr, err: w.err, ssid: w.ssid,
 		pass: string(w.pass), show: w.show, shift: w.shift, symbols: w.symbols, page: w.page,
-		pages: max(1, (len(w.nets)+perPage-1)/perPage), lang: lang}
+		pages: max(1, (len(w.nets)+perPage-1)/perPage), lang: l}
 	for i := w.page * perPage; i < min(len(w.nets), (w.page+1)*perPage); i++ {
 		n := w.nets[i]
 		v.nets = append(v.nets, network{index: i, ssid: n.SSID, bars: bars(n.SignalPercent),

@@ -14,6 +14,7 @@ import (
 	"github.com/storybox/storybox/services/internal/netapi"
 	"github.com/storybox/storybox/services/playerd/internal/display/displaytest"
 	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden images in testdata/")
@@ -76,7 +77,7 @@ type screen struct {
 	t       testing.TB
 	s       *Setup
 	f       *paint.Faces
-	lang    string
+	lang    lang.Lang
 	targets []Target
 	changed int
 }
@@ -87,7 +88,7 @@ func newScreen(t testing.TB, n *fakeNet) *screen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &screen{t: t, f: f, lang: "de"}
+	sc := &screen{t: t, f: f, lang: lang.German}
 	sc.s = New(Options{Network: n, Changed: func() { sc.changed++ }, Run: func(f func()) { f() }})
 	sc.s.Tap(Open())
 	return sc
@@ -234,7 +235,7 @@ func TestJoinWithPassphrase(t *testing.T) {
 	if w := sc.now(); w.stage != -1 {
 		t.Fatalf("still open: %v", w.stage)
 	}
-	if sc.s.View("de") != nil {
+	if sc.s.View(lang.German) != nil {
 		t.Error("a closed setup has a view")
 	}
 }
@@ -289,10 +290,10 @@ func TestListPages(t *testing.T) {
 // TestKeyboardCoversPassphraseAlphabet: every printable ASCII character a
 // WPA passphrase may hold is on one of the keyboard's pages, once.
 func TestKeyboardCoversPassphraseAlphabet(t *testing.T) {
-	for _, lang := range []string{"de", "en"} {
+	for _, l := range lang.All() {
 		seen := map[string]int{}
 		for _, mode := range [][2]bool{{false, false}, {false, true}, {true, false}} {
-			for _, row := range keyRows(lang, mode[0], mode[1]) {
+			for _, row := range keyRows(l, mode[0], mode[1]) {
 				for _, k := range row {
 					if k.kind == keyChar {
 						seen[k.ch]++
@@ -306,7 +307,7 @@ func TestKeyboardCoversPassphraseAlphabet(t *testing.T) {
 				want = 3 // the digit row is on every page
 			}
 			if seen[string(c)] != want {
-				t.Errorf("%s: %q is on %d pages, want %d", lang, c, seen[string(c)], want)
+				t.Errorf("%s: %q is on %d pages, want %d", l, c, seen[string(c)], want)
 			}
 		}
 	}
@@ -317,7 +318,7 @@ func TestKeyboardCoversPassphraseAlphabet(t *testing.T) {
 func TestKeyboardLayout(t *testing.T) {
 	_, area := keysLayout(image.Rect(0, 0, 800, 480))
 	for _, mode := range [][2]bool{{false, false}, {false, true}, {true, false}} {
-		ks := layoutKeys(area, keyRows("de", mode[0], mode[1]), textsFor("de"), mode[0])
+		ks := layoutKeys(area, keyRows(lang.German, mode[0], mode[1]), textsFor(lang.German), mode[0])
 		for i, k := range ks {
 			if !k.r.In(area) {
 				t.Errorf("key %q %v outside %v", k.label, k.r, area)
@@ -346,7 +347,7 @@ func TestKeyboardLayout(t *testing.T) {
 // (show), the redacted view never does; it draws the dots of a hidden one.
 func TestRedactedHidesThePassphrase(t *testing.T) {
 	sc := newScreen(t, newFakeNet())
-	if _, ok := sc.s.View("de").Redacted(); ok {
+	if _, ok := sc.s.View(lang.German).Redacted(); ok {
 		t.Error("the list has something to redact")
 	}
 	sc.mustTap("pick 0")
@@ -357,7 +358,7 @@ func TestRedactedHidesThePassphrase(t *testing.T) {
 	if displaytest.DiffPixels(hidden, shown, hidden.Bounds()) < 200 {
 		t.Fatal("showing the passphrase did not change the screen")
 	}
-	v := sc.s.View("de")
+	v := sc.s.View(lang.German)
 	r, ok := v.Redacted()
 	if !ok || strings.Contains(r.pass, "geheim") {
 		t.Fatalf("redacted %v, passphrase %q", ok, r.pass)
@@ -401,5 +402,18 @@ func TestGolden(t *testing.T) {
 			tc.setup(sc)
 			displaytest.Golden(t, filepath.Join("testdata", tc.name+".png"), sc.draw(), *update)
 		})
+	}
+}
+
+// TestWordsInEveryLanguage: the setup has its words and a keyboard in each
+// language the box decides on, so none falls back silently.
+func TestWordsInEveryLanguage(t *testing.T) {
+	for _, l := range lang.All() {
+		if tx, ok := textsByLang[l]; !ok || tx.Title == "" || tx.Connect == "" {
+			t.Errorf("no words in %s", l)
+		}
+		if _, ok := letterRows[l]; !ok {
+			t.Errorf("no keyboard in %s", l)
+		}
 	}
 }
