@@ -147,7 +147,7 @@ func TestLanguageOfEveryTagAgrees(t *testing.T) {
 		setLanguage(t, c, string(l))
 		frames[l] = screenshotOf(t, c)
 	}
-	subtitles := map[lang.Lang]string{lang.German: "1 Titel", lang.English: "1 tracks"}
+	subtitles := map[lang.Lang]string{lang.German: "1 Titel", lang.English: "1 track"}
 	for i, tag := range langtest.Tags {
 		t.Run(tag, func(t *testing.T) {
 			d := lang.Of(tag)

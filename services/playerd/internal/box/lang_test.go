@@ -31,7 +31,7 @@ func TestLanguageOfEveryTag(t *testing.T) {
 			t.Errorf("%s: ui_language %v, want %s", tag, got, d.UI)
 		}
 		sub := b.Home().Categories[0].Rows[0].Items[0].Subtitle
-		if want := map[lang.Lang]string{lang.German: "1 Titel", lang.English: "1 tracks"}[d.UI]; sub != want {
+		if want := map[lang.Lang]string{lang.German: "1 Titel", lang.English: "1 track"}[d.UI]; sub != want {
 			t.Errorf("%s: home subtitle %q, want %q", tag, sub, want)
 		}
 	}

@@ -162,12 +162,21 @@ func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePo
 	return h
 }
 
-// words are the tiles' subtitles in one language.
-type words struct{ tracks, live, episodes string }
+// words are the tiles' subtitles in one language: counts of one and of
+// more, a station's.
+type words struct{ track, tracks, episode, episodes, live string }
 
 var wordsByLang = map[lang.Lang]words{
-	lang.German:  {tracks: "%d Titel", live: "Live-Radio", episodes: "%d Folgen"},
-	lang.English: {tracks: "%d tracks", live: "Live radio", episodes: "%d episodes"},
+	lang.German:  {track: "1 Titel", tracks: "%d Titel", episode: "1 Folge", episodes: "%d Folgen", live: "Live-Radio"},
+	lang.English: {track: "1 track", tracks: "%d tracks", episode: "1 episode", episodes: "%d episodes", live: "Live radio"},
+}
+
+// count is n things: one, or many (a format taking n).
+func count(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
 }
 
 // wordsIn is the subtitles in l, or in the language lang.Of decides for
@@ -190,7 +199,7 @@ func folderItems(folders []library.Folder, under string, w words) []Item {
 			continue
 		}
 		items = append(items, Item{
-			ID: f.ID, Kind: "local-folder", Title: f.Name, Subtitle: fmt.Sprintf(w.tracks, len(f.Tracks)),
+			ID: f.ID, Kind: "local-folder", Title: f.Name, Subtitle: count(len(f.Tracks), w.track, w.tracks),
 			Cover: f.Cover, ResumePolicy: "position", Provider: ProviderLibrary, OfflineAvailable: true,
 			Command: player.Command{Action: player.ActFolder, FolderID: f.ID},
 		})
@@ -266,7 +275,7 @@ func streamItems(folders []library.Folder, provider string, w words) []Item {
 		}
 		sub := w.live
 		if kind == library.KindPodcast {
-			sub = fmt.Sprintf(w.episodes, len(f.Tracks))
+			sub = count(len(f.Tracks), w.episode, w.episodes)
 		}
 		items = append(items, Item{
 			ID: f.ID, Kind: kind, Title: f.Name, Subtitle: sub, Cover: f.Cover, ResumePolicy: policy,

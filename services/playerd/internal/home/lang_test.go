@@ -15,9 +15,9 @@ import (
 // and the tiles' subtitles are in it, for every kind of tag the settings
 // accept. The subtitles were English for de-AT and German only for "de".
 func TestLanguageOfEveryTag(t *testing.T) {
-	want := map[lang.Lang]struct{ cont, tracks, live, episodes string }{
-		lang.German:  {"Weiterhören", "2 Titel", "Live-Radio", "3 Folgen"},
-		lang.English: {"Continue", "2 tracks", "Live radio", "3 episodes"},
+	want := map[lang.Lang]struct{ cont, tracks, track, live, episodes string }{
+		lang.German:  {"Weiterhören", "2 Titel", "1 Titel", "Live-Radio", "3 Folgen"},
+		lang.English: {"Continue", "2 tracks", "1 track", "Live radio", "3 episodes"},
 	}
 	fs := append(folders(),
 		library.Folder{ID: "r", Name: "Radio", Kind: library.KindRadio, Tracks: []library.Track{{ID: "r0"}}},
@@ -41,8 +41,9 @@ func TestLanguageOfEveryTag(t *testing.T) {
 		if got := l.Pick(h.Categories[0].Labels); got != w.cont {
 			t.Errorf("%s: first category %q, want %q", tag, got, w.cont)
 		}
-		if subs["a"] != w.tracks || subs["r"] != w.live || subs["p"] != w.episodes {
-			t.Errorf("%s: subtitles %q, %q, %q; want %q, %q, %q", tag, subs["a"], subs["r"], subs["p"], w.tracks, w.live, w.episodes)
+		if subs["a"] != w.tracks || subs["b"] != w.track || subs["r"] != w.live || subs["p"] != w.episodes {
+			t.Errorf("%s: subtitles %q, %q, %q, %q; want %q, %q, %q, %q", tag, subs["a"], subs["b"], subs["r"], subs["p"],
+				w.tracks, w.track, w.live, w.episodes)
 		}
 	}
 }
