@@ -172,9 +172,9 @@ func TestLanguageOfEveryTagAgrees(t *testing.T) {
 
 // TestAdminPageSpeaksTheBoxsLanguage: the admin page is in the language
 // the box decides (gsw is German, fr English: the page made gsw English
-// and the screen made fr German), and says the box's errors in it: a code
-// of its own in the page's words alone ("no voice available" was English
-// on the German page), a kind before the box's words.
+// and the screen made fr German), and says the box's errors in it by
+// their codes ("no voice available" and "time_zone must be an IANA time
+// zone …" were English on the German page).
 func TestAdminPageSpeaksTheBoxsLanguage(t *testing.T) {
 	base, _ := startBox(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {1}}), t.TempDir())
 	c := client(t, base)
@@ -193,7 +193,7 @@ func TestAdminPageSpeaksTheBoxsLanguage(t *testing.T) {
 	run("no voice, in German", chromedp.Click(css("#settings-speak")),
 		pageText("#settings-speak-err", "Die Box hat gerade keine Stimme."))
 	run("a bad setting, in German", chromedp.SetValue(css("#set-time_zone"), "Mars/Olympus"),
-		chromedp.Click(css("#settings-save")), pageText("#settings-err", "Ungültige Angabe: "))
+		chromedp.Click(css("#settings-save")), pageText("#settings-err", "Zeitzone: bitte eine Zeitzone wie Europe/Berlin angeben."))
 
 	// The box's language changes elsewhere (another browser): a reload
 	// follows it, in English for French as the screen's.
