@@ -116,6 +116,17 @@ check:
 	$(GO) vet -tags soaktest ./services/playerd/
 	$(BIN)/staticcheck ./...
 	$(BIN)/staticcheck -tags soaktest ./services/playerd/
+	$(GO) run ./tools/licences -check
+
+# NOTICE.md: storybox's licence and every third-party component the image
+# ships with its licence (tools/licences: the Go modules as gok builds the
+# image's programs, the kernel and firmware packages, the speech program).
+# `check` fails when it is out of date or a module's licence is unknown or
+# not on the allow list; this target writes it anew. playerd embeds it
+# (/api/licenses), so the image carries it.
+.PHONY: licences
+licences:
+	$(GO) run ./tools/licences
 
 # The MP3 decoder's accuracy and gapless tests make their files with
 # Debian's lame and check them against mpg123 (internal/decode/mp3);
@@ -290,6 +301,9 @@ FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:1500
 # The MP3 decoder alone, from frames its tests write (intensity stereo,
 # mixed blocks, CRC, MPEG-2.5) that no seed file has.
 FUZZ_TARGETS += decode/mp3:FuzzDecode:70000
+# The live M4A reader alone, without the AAC decoder, from streams
+# decode/mp4/mp4test writes (a chapter track between the samples, a cover).
+FUZZ_TARGETS += decode:FuzzLiveM4A:20000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"net/http"
@@ -205,4 +206,55 @@ func playingTitle(st map[string]any) string {
 	}
 	title, _ := q[int(i)].(map[string]any)["title"].(string)
 	return title
+}
+
+// A podcast episode in M4A whose index names a QuickTime chapter track (as
+// ffmpeg writes one without Nero chapters) streams: the box plays the audio
+// track and steps over the chapter titles in the audio's data.
+func TestPodcastM4AWithChapterTrackStreams(t *testing.T) {
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "meta.txt")
+	chapters := ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=3000\ntitle=Anfang\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=3000\nEND=6000\ntitle=Ende\n"
+	if err := os.WriteFile(meta, []byte(chapters), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	episode := filepath.Join(dir, "folge.m4a")
+	makeAAC(t, episode, 6, "-i", meta, "-map", "0:a", "-map_chapters", "1", "-movflags", "+faststart+disable_chpl")
+	data, err := os.ReadFile(episode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/feed.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/rss+xml")
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0"><channel><title>Kapitelgeschichten</title>
+<item><title>Folge 1</title><guid>m4a-1</guid><pubDate>Mon, 06 Jan 2025 18:00:00 +0000</pubDate>
+<enclosure url="%s/folge.m4a" type="audio/mp4" length="%d"/></item>
+</channel></rss>`, srv.URL, len(data))
+	})
+	mux.HandleFunc("/folge.m4a", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/mp4")
+		http.ServeContent(w, r, "folge.m4a", time.Time{}, bytes.NewReader(data))
+	})
+	base, stop := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3}}), t.TempDir(), func(c *setup) {
+		c.allowLoopback = true
+		c.streamReadTimeout = time.Second
+	})
+	defer stop()
+	c := &caller{t: t, base: base, hc: http.DefaultClient}
+	c.do("POST", "/api/admin/podcasts", `{"url":"`+srv.URL+`/feed.xml"}`).want(t, "add the podcast", 201, "")
+	pod := folderOfKind(t, base, "podcast", "Kapitelgeschichten")
+	post(t, base, `{"action":"folder","folder_id":"`+pod["id"].(string)+`"}`)
+	var st map[string]any
+	waitUntil(t, "the episode playing past 2 s", 30*time.Second, func() bool {
+		st = statusOf(t, base)
+		pos, _ := st["position"].(float64)
+		return st["state"] == "error" || (st["state"] == "playing" && pos > 2)
+	})
+	if st["state"] != "playing" || st["error"] != nil {
+		t.Errorf("status %v", st)
+	}
 }

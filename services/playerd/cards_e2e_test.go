@@ -229,7 +229,7 @@ func TestCardsEndToEnd(t *testing.T) {
 	// Another unknown card, then a restart: everything is still there.
 	b.place("1234ABCD")
 	b.stop()
-	if _, err := cards.Load(data); err != nil {
+	if _, err := cards.Load(data, nil); err != nil {
 		t.Fatal(err)
 	}
 	var unknown []cards.Unknown

@@ -28,12 +28,16 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 	o := display.Options{
 		Player:       core.Player(),
 		Events:       core.Changes(),
+		Messages:     core.Messages(),
 		Home:         display.HomeFunc(func(context.Context) (home.Home, error) { return core.Home(), nil }),
 		Covers:       core.Catalog(),
 		Lang:         lang.Of(core.Settings().Get().Language).UI,
 		OnError:      func(err error) { log.Warn("display", "error", err) },
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,
+	}
+	if h.touch != nil {
+		o.Touch = h.touch()
 	}
 	if srv := ha.Admin(); srv != nil {
 		o.Pairing, o.Fingerprint = srv.Pairing(), srv.Identity().Fingerprint()

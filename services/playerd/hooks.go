@@ -36,6 +36,9 @@ type hooks struct {
 	passwordParams auth.Params
 	// screen receives the frames a framebuffer would.
 	screen display.Screen
+	// touch opens a touch panel in place of -touch's, at the start and
+	// at each restart of the screen.
+	touch func() display.TouchSource
 	// inputDevices and gpio are input devices and GPIO lines of the test's
 	// own (used even with -input none); inputRescan is how often devices
 	// are looked for (zero: 1 s).

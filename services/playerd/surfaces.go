@@ -42,6 +42,7 @@ type surfaces struct {
 	api     *http.Server
 	ha      *haserve.Service // nil: off
 	display *display.Display
+	screen  func(context.Context) error // runs the display; restarts it when asked
 	input   *input.Manager
 	hatd    *hat.Client       // nil without -hat
 	netd    *netclient.Client // nil without -net
@@ -67,11 +68,14 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	machine := metrics.New("/proc", "/sys", cfg.Media)
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
-			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck}, log)
+			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck,
+			OnChange: core.HomeAutomationChanged()}, log)
 	}
 	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
 		return nil, err
 	}
+	restarts := newScreenRestarts()
+	s.screen = runScreen(s.display, screenReopener(cfg, h, log), restarts, log)
 	cardService, in, err := openInput(cfg, h, core, clk, log)
 	if err != nil {
 		return nil, err
@@ -83,6 +87,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Player:       core.Player(),
 		Library:      core.Catalog(),
 		Radio:        core.Radio(),
+		UIRestart:    restarts,
 		Home:         func() any { return core.Home() },
 		Info:         func() any { return core.Info() },
 		Metrics:      func() any { return machine.Read() },
@@ -139,7 +144,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 // listener, nil when the first listen failed.
 func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener) {
 	cfg := s.cfg
-	sup.Restarting(ctx, "display", s.display.Run)
+	sup.Restarting(ctx, "display", s.screen)
 	sup.Restarting(ctx, "input", s.input.Run)
 	sup.Restarting(ctx, "API", func(ctx context.Context) error {
 		httpserve.Serve(ctx, s.api, ln, cfg.Listen, httpserve.Limit, s.log)

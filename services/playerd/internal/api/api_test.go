@@ -64,7 +64,7 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	lib := library.New(media, "")
+	lib := library.New(media, "", nil)
 	if _, err := lib.Scan(); err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,9 @@ type Deps struct {
 	Input InputAdmin
 	// Radio is the parent's stations and podcasts; optional.
 	Radio RadioAdmin
+	// UIRestart reaches the screen's supervision (a request, not the
+	// screen); optional.
+	UIRestart ScreenRestarts
 }
 
 type handler struct {
@@ -199,6 +202,7 @@ func (h *handler) routes(r *mux.Router) {
 	always.get("/api/health", h.health)
 	always.get("/api/status", h.status)
 	always.get("/api/info", h.info)
+	always.get("/api/licenses", h.licenses)
 	always.get("/api/library", h.library)
 	always.get("/api/cover/{id}", h.cover)
 	always.get("/api/home", h.home)
@@ -213,6 +217,10 @@ func (h *handler) routes(r *mux.Router) {
 	display.get("/api/message", h.activeMessage)
 	display.get("/api/ui-state", h.uiState)
 	display.get("/api/display/screenshot", h.screenshot)
+	// The same picture for the admin area (Home Assistant's camera), behind
+	// its login: one screenshot, blanked the same way.
+	display.get("/api/admin/screenshot", h.screenshot)
+	h.part(r, h.UIRestart != nil, errNoDisplay).post("/api/admin/ui/restart", h.restartUI)
 	// A message or a text to speak is checked even while the part is
 	// missing: a client learns its mistake before the box's.
 	always.post("/api/message", h.message)

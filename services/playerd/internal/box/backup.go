@@ -66,9 +66,9 @@ func (b *Box) backupFiles() []backup.File {
 	return []backup.File{
 		{Name: settings.FileName, Check: settings.Check, Apply: b.settings.Reload,
 			Read: func() ([]byte, error) { return jsonFile(b.settings.Get()) }},
-		{Name: home.FileName, Check: home.Check, Apply: b.restoredNavigation,
+		{Name: home.FileName, Check: home.Check, Apply: b.nav.reload,
 			Read: func() ([]byte, error) {
-				if c := b.nav.Load(); c != nil {
+				if c := b.nav.get(); c != nil {
 					return jsonFile(c)
 				}
 				return nil, nil // derived from the library: nothing configured

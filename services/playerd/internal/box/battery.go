@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -17,7 +16,7 @@ import (
 // is ever switched off, before the board cuts the power.
 func (b *Box) BatteryLevel(ctx context.Context, c hat.LevelChange) {
 	b.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
-	b.publish(events.KindBattery, BatteryEvent{c.To, c.Percent})
+	b.notify.battery(c)
 	b.onScreen(func(s Screen) { s.SetBatteryLow(c.To == hat.LevelLow || c.To == hat.LevelCritical) })
 	switch c.To {
 	case hat.LevelLow:

@@ -29,9 +29,9 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
-	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -88,6 +88,9 @@ type Box struct {
 	speech   *speech.Service
 	power    *Power
 	feed     *events.Bus
+	notify   notifiers // the feed, as the owners of state tell it (feed.go)
+	messages *message.Board
+	nav      *navStore
 	// The parent's files of cards and input wiring: the core keeps them so
 	// that a backup holds them and a restore replaces them, whoever reads
 	// cards and buttons.
@@ -96,7 +99,6 @@ type Box struct {
 	streams   stream.Config
 
 	saved   atomic.Pointer[state.Saved] // newest persistent state
-	nav     atomic.Pointer[home.Config] // the parent's navigation; nil: derived
 	zone    atomic.Pointer[time.Location]
 	screen  atomic.Pointer[screenBox] // the screen's notices, once attached
 	storeMu sync.Mutex                // composes the state for the saver (store)
@@ -127,6 +129,10 @@ func New(cfg Config) (*Box, error) {
 	}
 	b := &Box{cfg: cfg, log: cfg.Log, clock: cfg.Clock, feed: events.New(events.Config{})}
 	log := b.log
+	// Each owner of state below is handed its notifier as it is built:
+	// see notifiers.
+	n := notifiers{b.feed, log}
+	b.notify = n
 	if err := state.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
@@ -142,7 +148,7 @@ func New(cfg Config) (*Box, error) {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
 
-	b.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
+	b.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"), n.catalog(events.CatalogLibrary))
 	if cfg.HoldScan != nil {
 		b.lib.HoldReads(cfg.HoldScan)
 	}
@@ -152,7 +158,7 @@ func New(cfg Config) (*Box, error) {
 	if _, err := b.lib.ScanCached(); err != nil {
 		log.Error("library", "error", err)
 	}
-	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, Clock: b.clock, OnChange: func() { b.catalogChanged(events.CatalogRadio) }}); err != nil {
+	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, Clock: b.clock, OnChange: n.catalog(events.CatalogRadio)}); err != nil {
 		log.Error("radio", "error", err)
 	}
 	b.streams = stream.Config{Policy: cfg.Fetch, ReadTimeout: cfg.StreamReadTimeout, OnRetry: func(url string, err error, wait time.Duration) {
@@ -192,16 +198,21 @@ func New(cfg Config) (*Box, error) {
 	})
 	b.speech = b.newSpeech()
 	b.power = newPower(cfg.PowerOff, cfg.Reboot, log)
-	if b.cardStore, err = cards.Load(cfg.Data); err != nil {
+	// The machine's time, as the screen's: it wakes at a message's expiry
+	// by its own clock.
+	b.messages = message.NewBoard(nil, n.message)
+	if b.cardStore, err = cards.Load(cfg.Data, n.section(SectionCards)); err != nil {
 		log.Warn("card mappings", "error", err)
 	}
-	if b.wiring, err = input.LoadWiring(cfg.Data); err != nil {
+	if b.wiring, err = input.LoadWiring(cfg.Data, n.section(SectionInput)); err != nil {
 		log.Warn("input wiring", "error", err)
 	}
-	if err := b.loadNavigation(); err != nil {
+	b.nav = &navStore{dir: cfg.Data, changed: n.section(SectionNavigation)}
+	if err := b.nav.load(); err != nil {
 		log.Warn("home screen", "error", err)
 	}
 	b.settings.OnChange(b.applySettings)
+	b.settings.OnChange(n.settings) // after the player has the new limits
 	return b, nil
 }
 
@@ -235,10 +246,18 @@ func (b *Box) Speech() *speech.Service { return b.speech }
 // Power is the one way to reboot or switch off the box.
 func (b *Box) Power() *Power { return b.power }
 
-// Changes is the change feed: the player, scans, settings, rules, the
-// catalog and the battery publish to it; the screen, GET /api/events, MPRIS
-// and the home-automation stream read it.
+// Changes is the change feed: every owner of the core's state tells it of
+// its changes (notifiers); the screen, GET /api/events, MPRIS and the
+// home-automation stream read it.
 func (b *Box) Changes() *events.Bus { return b.feed }
+
+// Messages is the message on screen, for everyone who shows or reads one.
+func (b *Box) Messages() *message.Board { return b.messages }
+
+// HomeAutomationChanged is the notifier of the home-automation pairing,
+// whose owner a surface builds (haserve): a window opened or closed, a
+// client paired or revoked.
+func (b *Box) HomeAutomationChanged() func() { return b.notify.section(SectionHomeAutomation) }
 
 // Cards are the parent's card mappings; Wiring how readers and buttons are
 // wired.
@@ -354,7 +373,7 @@ func (b *Box) openRemote(t library.Track, rate int) (player.Remote, error) {
 }
 
 // applySettings runs after every change of the settings: the player's
-// volume limits, the rules' time zone, and the feed. Speech reads its voice
+// volume limits and the rules' time zone. Speech reads its voice
 // at each announcement; the surfaces follow the settings themselves.
 func (b *Box) applySettings(old, s settings.Settings) {
 	if old.Audio != s.Audio {
@@ -366,6 +385,5 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		}
 	}
 	b.setZone(s)
-	b.publishSettings(old, s)
 	b.log.Info("settings changed")
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/message"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
+	"github.com/storybox/storybox/services/playerd/internal/settings"
 )
 
 // What the core publishes beside the player's own events. docs/api.md
@@ -42,17 +46,73 @@ type SettingsEvent struct {
 // files a second, a client wants a bar that moves.
 const scanProgressEvery = 250 * time.Millisecond
 
-func (b *Box) publish(k events.Kind, payload any) {
-	if err := b.feed.Publish(k, payload); err != nil {
-		b.log.Error("event not published", "kind", k, "error", err)
+// notifiers is the one place the core's state is wired to the change feed,
+// and the only caller of its Publish.
+//
+// Every owner of state that a parent, a child or the box itself changes is
+// handed its notifier when New builds it, and calls it
+// from inside its own mutation methods once the change is in force and, for
+// a parent's configuration, on disk: the settings, the navigation, the
+// library's folders, uploads and covers, the stations and podcasts, the
+// parental rules and their restrictions, the card mappings, the input
+// wiring, the message on screen, the home-automation pairing (through
+// HomeAutomationChanged) and the battery level. What changes on its own is
+// read by the feed's goroutines (startFeed): the player's snapshots and the
+// library's scans. A surface or an admin route never publishes: it calls the
+// owner's method, and the owner tells everyone, so a new mutation of an
+// owner is told as the others are, and a new owner cannot be built without
+// being handed its notifier in New. TestEveryAdminChangeIsTold (package main) runs
+// every mutating route of the API and fails when a screen or an event
+// stream is not told.
+type notifiers struct {
+	bus *events.Bus
+	log *slog.Logger
+}
+
+func (n notifiers) publish(k events.Kind, payload any) {
+	if err := n.bus.Publish(k, payload); err != nil {
+		n.log.Error("event not published", "kind", k, "error", err)
 	}
 }
 
-// catalogChanged tells everyone who shows folders that the catalog changed
-// outside a scan (a scan says so itself: events.KindLibrary).
-func (b *Box) catalogChanged(source string) {
-	b.publish(events.KindCatalog, events.CatalogChange{Source: source})
+// section tells that a part of the parent's configuration other than the
+// settings document changed; clients re-read it.
+func (n notifiers) section(name string) func() {
+	return func() { n.publish(events.KindSettings, SettingsEvent{[]string{name}}) }
 }
+
+// catalog tells everyone who shows folders that the catalog changed outside
+// a scan (a scan says so itself: events.KindLibrary).
+func (n notifiers) catalog(source string) func() {
+	return func() { n.publish(events.KindCatalog, events.CatalogChange{Source: source}) }
+}
+
+// settings tells which top-level sections differ between old and cur.
+func (n notifiers) settings(old, cur settings.Settings) {
+	sections, err := changedSections(old, cur)
+	if err != nil {
+		n.log.Error("settings event", "error", err)
+		return
+	}
+	if len(sections) > 0 {
+		n.publish(events.KindSettings, SettingsEvent{sections})
+	}
+}
+
+func (n notifiers) restrictions(r rules.Restrictions) { n.publish(events.KindRestrictions, r) }
+func (n notifiers) message(e message.Event)           { n.publish(events.KindMessage, e) }
+func (n notifiers) battery(c hat.LevelChange) {
+	n.publish(events.KindBattery, BatteryEvent{c.To, c.Percent})
+}
+
+// Sections of events.KindSettings beside the settings' own top-level keys.
+const (
+	SectionNavigation     = "navigation"
+	SectionParental       = "parental"
+	SectionCards          = "cards"
+	SectionInput          = "input"
+	SectionHomeAutomation = "home_automation"
+)
 
 // publishProgress publishes the scan's progress (library.Progress) when a
 // scan starts and ends, and in between at most once per every.
@@ -70,7 +130,7 @@ func (b *Box) publishProgress(ctx context.Context, changed <-chan struct{}, ever
 			continue
 		}
 		last = p
-		b.publish(events.KindScan, p)
+		b.notify.publish(events.KindScan, p)
 		if !p.Scanning {
 			continue // the next scan's start is told at once
 		}
@@ -93,20 +153,7 @@ func (b *Box) publishScans(ctx context.Context, changed <-chan struct{}) {
 		}
 		changed = b.lib.Changed()
 		r := b.lib.Report()
-		b.publish(events.KindLibrary, LibraryEvent{r.Scanned, r.Folders, r.Tracks, r.Skipped, len(r.Problems)})
-	}
-}
-
-// publishSettings tells which top-level sections differ between old and
-// cur (anything that encodes as a JSON object).
-func (b *Box) publishSettings(old, cur any) {
-	sections, err := changedSections(old, cur)
-	if err != nil {
-		b.log.Error("settings event", "error", err)
-		return
-	}
-	if len(sections) > 0 {
-		b.publish(events.KindSettings, SettingsEvent{sections})
+		b.notify.publish(events.KindLibrary, LibraryEvent{r.Scanned, r.Folders, r.Tracks, r.Skipped, len(r.Problems)})
 	}
 }
 

@@ -5,14 +5,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 )
 
 // LibraryAdmin changes the media directory for a parent and carries what
 // refers to a folder's path along: resume points and navigation rows
-// follow a rename, and everyone showing folders hears of every change.
+// follow a rename. The library tells of each change itself.
 type LibraryAdmin struct{ b *Box }
 
 // LibraryAdmin is the parent's management of the media directory.
@@ -23,11 +21,7 @@ func (l LibraryAdmin) Dirs() ([]library.Dir, error) { return l.b.lib.Dirs() }
 func (l LibraryAdmin) Limits() library.Limits { return l.b.lib.Limits() }
 
 func (l LibraryAdmin) CreateFolder(parent, name string) (library.Dir, error) {
-	d, err := l.b.lib.CreateFolder(parent, name)
-	if err == nil {
-		l.b.catalogChanged(events.CatalogLibrary)
-	}
-	return d, err
+	return l.b.lib.CreateFolder(parent, name)
 }
 
 func (l LibraryAdmin) RenameFolder(id, name string) (library.Dir, error) {
@@ -54,16 +48,11 @@ func (l LibraryAdmin) follow(c library.Change) {
 			b.log.Error("resume points did not follow the folders", "error", err)
 		}
 	}
-	if nav := b.nav.Load(); nav != nil && c.To != "" {
-		if n := nav.Clone(); n.Renamed(c.From, c.To) {
-			if err := home.Save(b.cfg.Data, n); err != nil {
-				b.log.Error("navigation did not follow the rename", "error", err)
-			} else {
-				b.nav.Store(n)
-			}
+	if c.To != "" {
+		if err := b.nav.renamed(c.From, c.To); err != nil {
+			b.log.Error("navigation did not follow the rename", "error", err)
 		}
 	}
-	b.catalogChanged(events.CatalogLibrary)
 }
 
 // BeginUpload starts an all-or-nothing upload into a folder.
@@ -72,27 +61,9 @@ func (l LibraryAdmin) BeginUpload(id string, size int64) (library.Pending, error
 	if err != nil {
 		return nil, err
 	}
-	return upload{u, l.b}, nil
-}
-
-// upload is one upload in progress; its commit is a change of the catalog.
-type upload struct {
-	*library.Upload
-	b *Box
-}
-
-func (u upload) Commit() ([]library.File, error) {
-	files, err := u.Upload.Commit()
-	if len(files) > 0 {
-		u.b.catalogChanged(events.CatalogLibrary)
-	}
-	return files, err
+	return u, nil
 }
 
 func (l LibraryAdmin) SetCover(id string, r io.Reader) (library.Dir, error) {
-	d, err := l.b.lib.SetCover(id, r)
-	if err == nil {
-		l.b.catalogChanged(events.CatalogLibrary)
-	}
-	return d, err
+	return l.b.lib.SetCover(id, r)
 }

@@ -1,7 +1,9 @@
 package box
 
 import (
-	"github.com/storybox/storybox/services/playerd/internal/events"
+	"sync"
+	"sync/atomic"
+
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
@@ -16,7 +18,7 @@ func (b *Box) Home() home.Home {
 // Navigation is the home screen's navigation: the parent's, or the one
 // derived from the library.
 func (b *Box) Navigation() *home.Config {
-	if c := b.nav.Load(); c != nil {
+	if c := b.nav.get(); c != nil {
 		return c
 	}
 	return home.WithStreams(home.Defaults(b.lib.TopLevel()))
@@ -31,25 +33,65 @@ func (b *Box) PutNavigation(c *home.Config) error {
 	if err := c.CheckFolders(b.lib.HasDir); err != nil {
 		return err
 	}
-	if err := home.Save(b.cfg.Data, c); err != nil {
+	return b.nav.put(c)
+}
+
+// navStore is the parent's navigation (home.json): nil while none was
+// saved (derived from the library). Every change is on disk before it is
+// used, and then told (changed).
+type navStore struct {
+	dir     string
+	changed func()
+	mu      sync.Mutex // one change at a time
+	cur     atomic.Pointer[home.Config]
+}
+
+func (s *navStore) get() *home.Config { return s.cur.Load() }
+
+// load reads home.json at start.
+func (s *navStore) load() error {
+	c, err := home.LoadConfig(s.dir)
+	s.cur.Store(c)
+	return err
+}
+
+// reload reads home.json after a restore replaced it.
+func (s *navStore) reload() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.load()
+	s.changed()
+	return err
+}
+
+func (s *navStore) put(c *home.Config) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := home.Save(s.dir, c); err != nil {
 		return err
 	}
-	b.nav.Store(c.Clone())
-	b.publish(events.KindSettings, SettingsEvent{[]string{"navigation"}})
+	s.cur.Store(c.Clone())
+	s.changed()
 	return nil
 }
 
-// loadNavigation reads home.json (at start, after a restore).
-func (b *Box) loadNavigation() error {
-	c, err := home.LoadConfig(b.cfg.Data)
-	b.nav.Store(c)
-	return err
-}
-
-// restoredNavigation is loadNavigation after a restore, which clients hear
-// of.
-func (b *Box) restoredNavigation() error {
-	err := b.loadNavigation()
-	b.publish(events.KindSettings, SettingsEvent{[]string{"navigation"}})
-	return err
+// renamed makes the parent's rows follow a folder renamed from to to;
+// without a parent's navigation or a row naming it, nothing changes.
+func (s *navStore) renamed(from, to string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.cur.Load()
+	if cur == nil {
+		return nil
+	}
+	n := cur.Clone()
+	if !n.Renamed(from, to) {
+		return nil
+	}
+	if err := home.Save(s.dir, n); err != nil {
+		return err
+	}
+	s.cur.Store(n)
+	s.changed()
+	return nil
 }

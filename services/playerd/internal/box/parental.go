@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
-	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
@@ -43,8 +42,9 @@ func (b *Box) newRules(restored state.Saved) {
 		// home-automation stream follow it.
 		OnChange: func(r rules.Restrictions) {
 			b.log.Info("parental restrictions", "active", deref(r.Active), "sleep_timer", r.SleepTimer != nil, "clock", r.Clock)
-			b.publish(events.KindRestrictions, r)
+			b.notify.restrictions(r)
 		},
+		OnRules:        b.notify.section(SectionParental),
 		OnLimitReached: b.sayLimitReached,
 		OnOverride: func(o rules.Override) {
 			b.log.Info("parental rule overridden by an administrator", "rule", o.Reason, "action", o.Action,

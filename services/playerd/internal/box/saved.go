@@ -57,6 +57,7 @@ func (b *Box) Info() map[string]any {
 		"library":             b.lib.Report(),
 		"events":              b.feed.Stats(),
 		"storage":             b.storage(),
+		"licenses":            "/api/licenses", // NOTICE.md, served by the API
 	}
 	if b.id != "" {
 		info["box_id"] = b.id

@@ -82,7 +82,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{player: &fakePlayer{st: player.Status{State: player.Stopped}},
 		clock: clocktest.New(time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)), dir: t.TempDir()}
-	store, err := Load(f.dir)
+	store, err := Load(f.dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestUnknownCardsRemembered(t *testing.T) {
 		t.Error("an unknown card sent a command")
 	}
 	// Remembered across a restart.
-	store, _ := Load(f.dir)
+	store, _ := Load(f.dir, nil)
 	again, err := New(Options{Store: store, Player: f.player, Catalog: catalog{}, UnknownFile: filepath.Join(f.dir, UnknownFileName)})
 	if err != nil || len(again.Unknown()) != 2 {
 		t.Fatalf("after restart: %v, %+v", err, again.Unknown())
@@ -424,7 +424,7 @@ func TestMappingsValidatedAndSaved(t *testing.T) {
 	if err := Check(data); err != nil {
 		t.Errorf("saved file does not check: %v", err)
 	}
-	store, err := Load(f.dir)
+	store, err := Load(f.dir, nil)
 	if err != nil || store.Get().Cards["0A1B"].Name != "Räuber" {
 		t.Errorf("reloaded: %v %+v", err, store.Get())
 	}
@@ -466,7 +466,7 @@ func TestCorruptFileKept(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, FileName)
 	os.WriteFile(p, []byte("{broken"), 0o644)
-	s, err := Load(dir)
+	s, err := Load(dir, nil)
 	if err == nil || len(s.Get().Cards) != 0 {
 		t.Errorf("corrupt: %v, %+v", err, s.Get())
 	}

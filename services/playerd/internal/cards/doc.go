@@ -258,7 +258,8 @@ func Encode(d Doc) ([]byte, error) {
 // state.WriteFile. A change is written first and takes effect only once it
 // is on disk, so a failed write changes nothing.
 type Store struct {
-	path string
+	path    string
+	changed func() // told of every change, once it took effect
 
 	mu    sync.Mutex
 	doc   Doc
@@ -267,9 +268,14 @@ type Store struct {
 
 // Load reads cards.json from dir. A missing file gives the defaults; a
 // corrupt or invalid one gives the defaults and an error to log, and stays
-// on disk for the parent until the next save replaces it.
-func Load(dir string) (*Store, error) {
-	s := &Store{path: filepath.Join(dir, FileName), doc: Defaults()}
+// on disk for the parent until the next save replaces it. changed (nil:
+// nobody) hears of every change the store makes from now on: Update and
+// Reload.
+func Load(dir string, changed func()) (*Store, error) {
+	if changed == nil {
+		changed = func() {}
+	}
+	s := &Store{path: filepath.Join(dir, FileName), doc: Defaults(), changed: changed}
 	return s, s.load()
 }
 
@@ -295,7 +301,10 @@ func (s *Store) load() error {
 }
 
 // Reload reads the file again, after a restore replaced (or removed) it.
-func (s *Store) Reload() error { return s.load() }
+func (s *Store) Reload() error {
+	defer s.changed()
+	return s.load()
+}
 
 // Get returns a copy of the document.
 func (s *Store) Get() Doc {
@@ -319,7 +328,15 @@ func (s *Store) Read() ([]byte, error) {
 // it and only then makes it current. f's error is returned as it is.
 func (s *Store) Update(f func(*Doc) error) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	err := s.update(f)
+	s.mu.Unlock()
+	if err == nil {
+		s.changed()
+	}
+	return err
+}
+
+func (s *Store) update(f func(*Doc) error) error {
 	d := s.doc.clone()
 	if err := f(&d); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,7 @@ func newWindow(src io.ReaderAt, size int64) *window {
 }
 
 func (w *window) at(off int64, n int) ([]byte, error) {
-	if off < 0 || n < 0 || off+int64(n) > w.size {
+	if off < 0 || n < 0 || off > w.size || int64(n) > w.size-off {
 		return nil, fmt.Errorf("%w: read of %d bytes at %d beyond the end", ErrCorrupt, n, off)
 	}
 	if w.start < 0 || off < w.start || off+int64(n) > w.start+int64(len(w.buf)) {
@@ -340,14 +341,24 @@ func openMP4(src *source, chapter int) (beep.StreamSeekCloser, beep.Format, erro
 
 // mp4Span is where an MP4 file's audio starts in the decoder's output and
 // how long it plays, in output samples: from the edit list, else from
-// iTunSMPB, else all of it.
+// iTunSMPB, else all of it. Both are at most the samples its frames decode
+// to: a file's claims beyond them are not believed.
 func mp4Span(f *mp4.File, cfg aac.Config) (delay, length int) {
-	toOut := func(t uint64) int { return int(t * uint64(cfg.SampleRate) / uint64(f.Timescale)) }
+	total := uint64(f.Samples) * aac.FrameSamples
+	toOut := func(t uint64) uint64 {
+		hi, lo := bits.Mul64(t, uint64(cfg.SampleRate))
+		if hi >= uint64(f.Timescale) {
+			return total
+		}
+		q, _ := bits.Div64(hi, lo, uint64(f.Timescale))
+		return q
+	}
+	var d, n uint64
 	switch {
 	case f.Start > 0 || f.Length > 0:
-		delay, length = toOut(f.Start), toOut(f.Length)
+		d, n = toOut(f.Start), toOut(f.Length)
 		if f.Length == 0 {
-			length = toOut(f.Duration - f.Start)
+			n = toOut(f.Duration - f.Start)
 		}
 	case f.SMPB.Valid:
 		// iTunSMPB counts samples of the full output rate, twice the
@@ -356,11 +367,12 @@ func mp4Span(f *mp4.File, cfg aac.Config) (delay, length int) {
 		if cfg.SBR {
 			div = 2
 		}
-		delay, length = int(f.SMPB.Delay/div), int(f.SMPB.Samples/div)
+		d, n = f.SMPB.Delay/div, f.SMPB.Samples/div
 	default:
-		length = toOut(f.Duration)
+		n = toOut(f.Duration)
 	}
-	return delay, length
+	d = min(d, total)
+	return int(d), int(min(n, total-d))
 }
 
 // ChapterPath names chapter n (from 1) of an audiobook file, as the library

@@ -87,6 +87,9 @@ func exerciseLive(t *testing.T, data []byte, contentTypes ...string) {
 			}
 		}
 		check(t, l.Err())
+		if err := checkRaw(l.clamped); err != nil {
+			t.Errorf("%s: %v", ct, err)
+		}
 		if len(l.Title()) > 1100 || len(l.Notice()) > 200 {
 			t.Errorf("title of %d bytes, notice of %d", len(l.Title()), len(l.Notice()))
 		}

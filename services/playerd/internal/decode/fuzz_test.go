@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +14,10 @@ import (
 // mutated real files (testdata/seed, made by testdata/make-fixtures.sh).
 // An error is a correct answer to a bad file; what must never happen is a
 // panic escaping the boundary, a fatal error (an allocation the box cannot
-// take), or a call that does not return. `make fuzz` runs each briefly.
+// take), a call that does not return, or a decoder handing the guard
+// output it should never have had to clamp (checkRaw): the guard keeps
+// that from the speaker, so a check of the samples after it could never
+// fail. `make fuzz` runs each briefly.
 //
 // With STORYBOX_FUZZ_STRICT=1 a contained decoder panic fails too, to find
 // the upstream bugs the boundary is hiding.
@@ -104,6 +108,28 @@ func exercise(t *testing.T, data []byte) {
 		}
 		play(8)
 	}
+	if err := checkRaw(g.clamped); err != nil {
+		t.Error(err)
+	}
+}
+
+// rawBound is the largest magnitude a decoder may hand the guard. Values
+// beyond full scale are what loud or damaged frames of a lossy codec give,
+// and the guard clamps them; 1e9 (180 dB above full scale) no stream an
+// encoder wrote comes near. Beyond it, or a value that is no finite
+// number, a decoder is computing garbage: an illegal MP3 intensity
+// position gave 4.5e15, an unbounded AAC noise energy 3e9.
+const rawBound = 1e9
+
+// checkRaw reports what the guard should never have had to clamp.
+func checkRaw(c clamps) error {
+	switch {
+	case c.nonFinite > 0:
+		return fmt.Errorf("the decoder produced %d values that are no finite number", c.nonFinite)
+	case c.peak > rawBound:
+		return fmt.Errorf("the decoder produced a value of %g, beyond %g", c.peak, float64(rawBound))
+	}
+	return nil
 }
 
 // check fails in strict mode on a contained panic.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -194,6 +195,8 @@ type guarded struct {
 	src    *source
 	length int
 	err    error
+	// clamped is what the guard changed in the decoder's output.
+	clamped clamps
 }
 
 func (g *guarded) fail(err error) {
@@ -219,23 +222,40 @@ func (g *guarded) Stream(samples [][2]float64) (n int, ok bool) {
 		g.fail(fmt.Errorf("stream: %w: decoder returned %d samples for %d", ErrCorrupt, n, len(samples)))
 		return 0, false
 	}
-	sanitize(samples[:n])
+	g.clamped.sanitize(samples[:n])
 	return n, ok
 }
 
+// clamps is what sanitize had to change in a stream's output: values that
+// were no finite number (NaN, ±Inf, made silence or full scale), values
+// beyond full scale, and the largest finite magnitude among those. The
+// guard hides a decoder's garbage from the speaker; this keeps it visible
+// to the tests (the fuzz targets fail on it, see fuzz_test.go).
+type clamps struct {
+	nonFinite int
+	over      int
+	peak      float64
+}
+
 // sanitize keeps the output within full scale: a damaged file must not
-// reach the speaker as NaN or as values beyond ±1.
-func sanitize(samples [][2]float64) {
+// reach the speaker as NaN or as values beyond ±1. What it changes is
+// counted in c.
+func (c *clamps) sanitize(samples [][2]float64) {
 	for i := range samples {
-		for c := range 2 {
-			v := samples[i][c]
+		for ch := range 2 {
+			v := samples[i][ch]
 			switch {
 			case v != v: // NaN
-				samples[i][c] = 0
-			case v > 1:
-				samples[i][c] = 1
-			case v < -1:
-				samples[i][c] = -1
+				samples[i][ch] = 0
+				c.nonFinite++
+			case v > 1 || v < -1:
+				samples[i][ch] = max(-1, min(v, 1))
+				if math.IsInf(v, 0) {
+					c.nonFinite++
+				} else {
+					c.over++
+					c.peak = max(c.peak, math.Abs(v))
+				}
 			}
 		}
 	}

@@ -43,6 +43,8 @@ type Live struct {
 	aac    *aacLive
 	err    error
 	ended  bool
+	// clamped is what the guard changed in the decoder's output.
+	clamped clamps
 }
 
 // liveSource charges every read of the network to the budget of the call in
@@ -276,7 +278,7 @@ func (l *Live) Stream(samples [][2]float64) (n int, ok bool) {
 	if !ok {
 		l.ended = true
 	}
-	sanitize(samples[:n])
+	l.clamped.sanitize(samples[:n])
 	return n, ok
 }
 

@@ -2,12 +2,12 @@ package decode
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"sort"
 
 	"github.com/gopxl/beep/v2"
 	"github.com/storybox/storybox/services/internal/fault"
@@ -26,8 +26,17 @@ const (
 	// do not decode: a station sending something else than it says.
 	liveMaxBadFrames = 8
 	// liveMaxHead bounds what is kept of an MP4 stream before its audio:
-	// the moov box, an hour of audio's index being about 1 MB.
+	// the tracks in the moov box, an hour of audio's index being about
+	// 1 MB. Tags and cover art in the moov box are not kept.
 	liveMaxHead = 32 << 20
+	// liveMaxBoxes bounds the boxes an MP4 stream may have before its
+	// audio, at the top and in the moov box. A real file has a handful:
+	// ftyp, free, moov, and in it mvhd, a track or two, udta.
+	liveMaxBoxes = 64
+	// liveEnd is where an MP4 stream is taken to end, as far as its boxes'
+	// sizes and offsets go: far beyond any real one, and far enough below
+	// the largest int64 that no sum of two of them overflows.
+	liveEnd = math.MaxInt64 / 2
 )
 
 type aacLive struct {
@@ -49,6 +58,10 @@ type aacLive struct {
 	left int // samples still to play; -1 for a station
 	err  error
 	eof  bool
+	// boxes counts the MP4 boxes read before the audio, kept the bytes
+	// held of them.
+	boxes int
+	kept  int64
 }
 
 // openAACLive starts an ADTS or MP4 stream at the reader's position.
@@ -195,53 +208,56 @@ func (a *aacLive) frameADTS() ([]byte, error) {
 	}
 }
 
-// openMP4 reads the boxes before the audio, keeping the moov box, and
-// stops at the start of the mdat box.
+// openMP4 reads the boxes before the audio, keeping the moov box's tracks,
+// and stops at the start of the mdat box.
 func (a *aacLive) openMP4() error {
 	head := &sparse{}
 	var moov bool
 	for {
-		var h [16]byte
-		if _, err := io.ReadFull(a.br, h[:8]); err != nil {
-			return fmt.Errorf("%w: the MP4 stream ended before its audio", ErrCorrupt)
+		b, err := a.box(head, -1)
+		if err != nil {
+			return err
 		}
-		size, hdr := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
-		if size == 1 {
-			if _, err := io.ReadFull(a.br, h[8:16]); err != nil {
-				return err
-			}
-			size, hdr = int64(binary.BigEndian.Uint64(h[8:16])), 16
-		}
-		typ := string(h[4:8])
-		head.add(a.pos, bytes.Clone(h[:hdr]))
-		a.pos += hdr
-		if typ == "mdat" {
+		if b.typ == "mdat" {
 			if !moov {
 				return fault.New(fault.Unsupported, "this M4A file keeps its index after the audio, so it cannot be streamed (it plays once downloaded to the box)")
 			}
 			break
 		}
-		if size < hdr || (size == 0 && typ != "mdat") {
-			return fmt.Errorf("%w: MP4 box %q of %d bytes", ErrCorrupt, typ, size)
-		}
-		body := size - hdr
-		if typ == "moov" || (body <= 4096 && typ == "ftyp") {
-			if a.pos+body > liveMaxHead {
-				return fmt.Errorf("%w: MP4 index of %d bytes", ErrCorrupt, body)
+		if b.typ != "moov" {
+			if err := a.discard(b.body); err != nil {
+				return err
 			}
-			p := make([]byte, body)
+			continue
+		}
+		// The tracks are kept whole; of the rest (tags, a cover that may
+		// be megabytes) only the headers, to step over them.
+		for end := a.pos + b.body; a.pos < end; {
+			c, err := a.box(head, end-a.pos)
+			if err != nil {
+				return err
+			}
+			if c.typ != "trak" && c.typ != "mvhd" {
+				if err := a.discard(c.body); err != nil {
+					return err
+				}
+				continue
+			}
+			if c.body > liveMaxHead-a.kept {
+				return fmt.Errorf("%w: MP4 index of more than %d bytes", ErrCorrupt, liveMaxHead)
+			}
+			p := make([]byte, c.body)
 			if _, err := io.ReadFull(a.br, p); err != nil {
 				return fmt.Errorf("%w: the MP4 stream ended in its index", ErrCorrupt)
 			}
 			head.add(a.pos, p)
-			moov = moov || typ == "moov"
-		} else if _, err := io.CopyN(io.Discard, a.br, body); err != nil {
-			return fmt.Errorf("%w: the MP4 stream ended before its audio", ErrCorrupt)
+			a.pos += c.body
+			a.kept += c.body
 		}
-		a.pos += body
+		moov = true
 	}
 	// The samples lie beyond what was kept, in the rest of the stream.
-	f, err := mp4.Open(head, math.MaxInt64/2)
+	f, err := mp4.OpenAudio(head, liveEnd)
 	if err != nil {
 		return fmt.Errorf("mp4: %w", errAAC(err))
 	}
@@ -259,6 +275,60 @@ func (a *aacLive) openMP4() error {
 	return nil
 }
 
+// liveBox is a box header seen in a stream; body is what follows it.
+type liveBox struct {
+	typ  string
+	body int64
+}
+
+// box reads a box header at the stream's position and keeps it; left is
+// what the parent has left, -1 at the top (where the size may not be 0,
+// except for the mdat box, which ends the index).
+func (a *aacLive) box(head *sparse, left int64) (liveBox, error) {
+	if a.boxes++; a.boxes > liveMaxBoxes {
+		return liveBox{}, fmt.Errorf("%w: more than %d MP4 boxes before the audio", ErrCorrupt, liveMaxBoxes)
+	}
+	h := make([]byte, 16)
+	if _, err := io.ReadFull(a.br, h[:8]); err != nil {
+		return liveBox{}, fmt.Errorf("%w: the MP4 stream ended before its audio", ErrCorrupt)
+	}
+	n := 8
+	if binary.BigEndian.Uint32(h) == 1 {
+		if _, err := io.ReadFull(a.br, h[8:16]); err != nil {
+			return liveBox{}, fmt.Errorf("%w: the MP4 stream ended before its audio", ErrCorrupt)
+		}
+		n = 16
+	}
+	start := a.pos
+	head.add(a.pos, h[:n])
+	a.pos += int64(n)
+	typ := string(h[4:8])
+	if left < 0 {
+		if typ == "mdat" {
+			return liveBox{typ: typ}, nil
+		}
+		if binary.BigEndian.Uint32(h) == 0 {
+			return liveBox{}, fmt.Errorf("%w: MP4 box %q without a size before the audio", ErrCorrupt, typ)
+		}
+		// The stream is taken to be as long as the file mp4 reads.
+		left = liveEnd - start
+	}
+	size, hdr, err := mp4.BoxSize(h[:n], left)
+	if err != nil {
+		return liveBox{}, errAAC(err)
+	}
+	return liveBox{typ: typ, body: size - hdr}, nil
+}
+
+// discard steps over n bytes of the stream.
+func (a *aacLive) discard(n int64) error {
+	if _, err := io.CopyN(io.Discard, a.br, n); err != nil {
+		return fmt.Errorf("%w: the MP4 stream ended before its audio", ErrCorrupt)
+	}
+	a.pos += n
+	return nil
+}
+
 // sampleMP4 reads the next sample, which lies at or after the stream's
 // position.
 func (a *aacLive) sampleMP4() ([]byte, error) {
@@ -269,9 +339,13 @@ func (a *aacLive) sampleMP4() ([]byte, error) {
 	if err != nil {
 		return nil, errAAC(err)
 	}
-	if off < a.pos || size > len(a.frame) {
+	if size > len(a.frame) {
+		return nil, fmt.Errorf("%w: M4A frame of %d bytes", ErrCorrupt, size)
+	}
+	if off < a.pos {
 		return nil, fault.New(fault.Unsupported, "this M4A file's audio is not in playing order, so it cannot be streamed")
 	}
+	// Between the audio's samples may lie others' (chapter titles).
 	if _, err := io.CopyN(io.Discard, a.br, off-a.pos); err != nil {
 		return nil, err
 	}
@@ -313,8 +387,10 @@ func (s *sparse) add(off int64, p []byte) {
 }
 
 func (s *sparse) ReadAt(p []byte, off int64) (int, error) {
-	for _, part := range s.parts {
-		if off >= part.off && off+int64(len(p)) <= part.off+int64(len(part.p)) {
+	// The parts were added in the stream's order.
+	i := sort.Search(len(s.parts), func(i int) bool { return s.parts[i].off > off }) - 1
+	if i >= 0 {
+		if part := s.parts[i]; off-part.off <= int64(len(part.p)) && int64(len(p)) <= int64(len(part.p))-(off-part.off) {
 			return copy(p, part.p[off-part.off:]), nil
 		}
 	}

@@ -78,7 +78,27 @@ func ParseTouchAxes(s string) (TouchOptions, error) {
 // problems to log, and the display runs headless (the screenshot still
 // shows what it would draw) or untouched.
 func Open(devs Devices, o Options) (d *Display, problems error, err error) {
-	var probs []error
+	probs, err := devs.open(&o)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err = New(o)
+	if err != nil {
+		if o.Screen != nil {
+			o.Screen.Close()
+		}
+		if o.Touch != nil {
+			o.Touch.Close()
+		}
+		return nil, nil, err
+	}
+	return d, errors.Join(probs...), nil
+}
+
+// open opens the framebuffer, its backlight and the touch panel into o,
+// keeping a screen o already has. What cannot be opened is among probs; err
+// is a bad -touch-axes.
+func (devs Devices) open(o *Options) (probs []error, err error) {
 	fb := devs.FB
 	if fb == "auto" {
 		fb = ""
@@ -108,7 +128,10 @@ func Open(devs Devices, o Options) (d *Display, problems error, err error) {
 	if touch != "none" && touch != "" {
 		to, err := ParseTouchAxes(devs.TouchAxes)
 		if err != nil {
-			return nil, nil, err
+			if o.Screen != nil {
+				o.Screen.Close()
+			}
+			return nil, err
 		}
 		t, err := OpenTouch(touch, size, to)
 		if err != nil {
@@ -117,17 +140,7 @@ func Open(devs Devices, o Options) (d *Display, problems error, err error) {
 			o.Touch = t
 		}
 	}
-	d, err = New(o)
-	if err != nil {
-		if o.Screen != nil {
-			o.Screen.Close()
-		}
-		if o.Touch != nil {
-			o.Touch.Close()
-		}
-		return nil, nil, err
-	}
-	return d, errors.Join(probs...), nil
+	return probs, nil
 }
 
 // ScreenSize is the size of the screen the display draws on.

@@ -14,6 +14,7 @@ import (
 	"image/png"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/display/paint"
@@ -22,6 +23,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/gate"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/lang"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
@@ -35,10 +37,13 @@ const (
 
 // Options configure a Display. Zero values mean the defaults.
 type Options struct {
-	Player Player      // required
-	Events Feed        // nil: the screen follows only its own taps and clock
-	Home   HomeSource  // nil: no tiles
-	Covers CoverSource // nil: placeholder tiles
+	Player Player // required
+	Events Feed   // nil: the screen follows only its own taps and clock
+	// Messages is the box's message board, whose changes the screen hears
+	// from Events; nil: a board of the screen's own that tells nobody.
+	Messages *message.Board
+	Home     HomeSource  // nil: no tiles
+	Covers   CoverSource // nil: placeholder tiles
 	// Screen receives every new frame; nil runs headless at Size.
 	Screen Screen
 	// Touch delivers taps; nil: no touch input. Run closes it on return.
@@ -75,12 +80,15 @@ type Display struct {
 	o Options
 
 	wake chan struct{}
+	// drained is the newest event drain read (Run's goroutine only); heard
+	// the newest the screen has redrawn after (Heard).
+	drained uint64
+	heard   atomic.Uint64
 
 	mu         sync.Mutex // guards the UI state below
 	screen     screenKind
 	tab, page  int
-	msg        *Message
-	msgSeq     uint64
+	msg        *Message // as the board had it at the last frame
 	batteryLow bool
 	lastFolder string
 	idleOff    time.Duration // Settings.IdleOff
@@ -135,6 +143,9 @@ func New(o Options) (*Display, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Messages == nil {
+		o.Messages = message.NewBoard(o.Now, nil)
+	}
 	f, err := paint.LoadFaces()
 	if err != nil {
 		return nil, err
@@ -185,9 +196,9 @@ func (d *Display) Run(ctx context.Context) error {
 		d.o.OnError(err)
 	}
 	// Taps start after the first frame: they act on what is on screen.
-	if d.o.Touch != nil {
-		go d.touchLoop(ctx)
-		defer d.o.Touch.Close()
+	if t := d.o.Touch; t != nil {
+		go d.touchLoop(ctx, t) // its own source: a restart attaches another
+		defer t.Close()
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -214,8 +225,14 @@ func (d *Display) Run(ctx context.Context) error {
 		if err := d.refresh(ctx); err != nil {
 			d.o.OnError(err)
 		}
+		d.heard.Store(d.drained)
 	}
 }
+
+// Heard is the id of the newest feed event the screen has taken in and
+// redrawn after (0: none yet): the screen is up to date with every change
+// up to it.
+func (d *Display) Heard() uint64 { return d.heard.Load() }
 
 // drain reads the events that arrived; the screen redraws from the
 // player's status and its own state, so the content of most does not
@@ -241,13 +258,14 @@ func (d *Display) drain(sub *events.Subscription) (pending bool, next *events.Su
 		case events.KindCatalog, events.KindLibrary, events.KindSettings:
 			d.ContentChanged()
 		}
+		d.drained = ev.ID
 		pending = true
 	}
 }
 
-func (d *Display) touchLoop(ctx context.Context) {
+func (d *Display) touchLoop(ctx context.Context, t TouchSource) {
 	for {
-		p, err := d.o.Touch.NextTap()
+		p, err := t.NextTap()
 		if err != nil {
 			if ctx.Err() == nil {
 				d.o.OnError(fmt.Errorf("display: touch stopped: %w", err))
@@ -372,8 +390,13 @@ func (d *Display) loadHome(ctx context.Context, queued bool) {
 // player status.
 func (d *Display) build(st player.Status) view {
 	now := d.o.Now()
+	msg := d.o.Messages.Active() // before the lock: an expiry it finds is told on the feed
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if msg != nil && (d.msg == nil || d.msg.ID != msg.ID) {
+		d.lastActive = now // a new message lights a dark screen
+	}
+	d.msg = msg
 	v := view{Size: d.o.Size, BatteryLow: d.batteryLow, Text: textsByLang[d.o.Lang]}
 
 	folder := ""
@@ -391,10 +414,6 @@ func (d *Display) build(st player.Status) view {
 	}
 	v.Screen = d.screen
 
-	if d.msg != nil && !now.Before(d.msg.ExpiresAt) {
-		d.msg = nil
-		d.publishMessage(nil)
-	}
 	if d.msg != nil {
 		v.Msg = &msgView{Title: d.msg.Title, Text: d.msg.Message}
 	} else if d.idleOff > 0 && now.Sub(d.lastActive) >= d.idleOff {
@@ -472,62 +491,18 @@ func known(l lang.Lang) lang.Lang {
 	return lang.Of(string(l)).UI
 }
 
-// ShowMessage validates r and shows it at once, replacing any message on
-// screen. A duration of 0 shows nothing and clears the current message.
-// Errors wrap fault.Invalid.
+// ShowMessage shows r on the box's message board (see message.Board.Show)
+// and redraws; the board tells everyone else.
 func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
-	title, text, dur, err := r.validate()
-	if err != nil {
-		return Message{}, err
+	m, err := d.o.Messages.Show(r)
+	if err == nil {
+		d.poke()
 	}
-	now := d.o.Now()
-	d.mu.Lock()
-	d.msgSeq++
-	m := Message{ID: d.msgSeq, Title: title, Message: text, DurationMS: int(dur / time.Millisecond),
-		ShownAt: now, ExpiresAt: now.Add(dur)}
-	had := d.msg != nil
-	d.msg = nil
-	if dur > 0 {
-		d.msg = &m
-		d.lastActive = now
-	}
-	d.mu.Unlock()
-	if dur > 0 {
-		d.publishMessage(&m)
-	} else if had {
-		d.publishMessage(nil)
-	}
-	d.poke()
-	return m, nil
-}
-
-// MessageEvent is the payload of events.KindMessage: the message now on
-// screen, or null once it was cleared (expired, dismissed with a tap, or
-// cleared with duration_ms 0).
-type MessageEvent struct {
-	Message *Message `json:"message"`
-}
-
-func (d *Display) publishMessage(m *Message) {
-	if d.o.Events == nil {
-		return
-	}
-	if err := d.o.Events.Publish(events.KindMessage, MessageEvent{m}); err != nil {
-		d.o.OnError(fmt.Errorf("display: %w", err))
-	}
+	return m, err
 }
 
 // ActiveMessage returns the message on screen, or nil.
-func (d *Display) ActiveMessage() *Message {
-	now := d.o.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.msg == nil || !now.Before(d.msg.ExpiresAt) {
-		return nil
-	}
-	m := *d.msg
-	return &m
-}
+func (d *Display) ActiveMessage() *Message { return d.o.Messages.Active() }
 
 // Wake makes the display look again at what it shows (the pairing card
 // changed).

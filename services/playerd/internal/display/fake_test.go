@@ -14,6 +14,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -186,6 +187,15 @@ func newTestDisplay(t testing.TB, p Player, mod func(*Options)) (*Display, *fake
 		Home:   HomeFunc(func(context.Context) (home.Home, error) { return h, nil }),
 		Covers: testCovers(t),
 		Now:    clk.now,
+	}
+	// The box's board tells the feed (box.New wires it so); the fake
+	// player's feed stands in for it.
+	if fp, ok := p.(*fakePlayer); ok {
+		o.Messages = message.NewBoard(clk.now, func(e message.Event) {
+			if err := fp.feed.Publish(events.KindMessage, e); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	if mod != nil {
 		mod(&o)

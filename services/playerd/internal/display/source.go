@@ -46,11 +46,10 @@ func (d *Display) pairingChanges() <-chan struct{} {
 }
 
 // Feed is the box's event feed (*events.Bus). The screen redraws when an
-// event arrives, whatever its kind, and publishes the messages it shows
-// and clears.
+// event arrives, whatever its kind; it reads the feed as every other
+// client does and publishes nothing.
 type Feed interface {
 	Subscribe() *events.Subscription
-	Publish(k events.Kind, payload any) error
 }
 
 // HomeSource gives the model behind GET /api/home.

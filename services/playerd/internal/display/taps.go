@@ -77,7 +77,7 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 	case actDismiss:
 		if d.msg != nil {
 			d.msg = nil
-			d.publishMessage(nil)
+			d.o.Messages.Dismiss()
 		}
 	case actCancelPairing:
 		if d.o.Pairing != nil {

@@ -1,7 +1,8 @@
-// Package events is the box's one event feed. The player (through
-// playerfeed), the screen, the battery monitor, library scans and, later, the
-// parental rules and the settings publish typed events to one Bus; GET
-// /api/events, the screen, MPRIS and the home-automation WebSocket read them.
+// Package events is the box's one event feed. The core publishes typed
+// events to one Bus: the player (through playerfeed), library scans, and
+// every owner of state through the notifier the core hands it (box's
+// notifiers); GET /api/events, the screen, MPRIS and the home-automation
+// WebSocket read them.
 //
 // The Bus never waits for a reader. Events go into one bounded ring; each
 // subscriber reads it at its own pace through a cursor, and one that falls

@@ -43,6 +43,9 @@ type Config struct {
 	// CheckEvery).
 	Addresses func() ([]netip.Addr, error)
 	CertCheck <-chan time.Time
+	// OnChange is the core's notifier of the pairing: a window opened or
+	// closed, a client paired or revoked.
+	OnChange func()
 }
 
 // Dir holds the home-automation secrets inside the data directory.
@@ -67,7 +70,8 @@ type Service struct {
 func Open(cfg Config, log *slog.Logger) *Service {
 	s := &Service{cfg: cfg, ln: httpserve.Listen(cfg.Listener, cfg.Listen, log)}
 	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, Dir), DeviceID: cfg.ID,
-		Host: cfg.Host, Names: cfg.Names, Port: s.port(), Clock: cfg.Clock, Addresses: cfg.Addresses})
+		Host: cfg.Host, Names: cfg.Names, Port: s.port(), Clock: cfg.Clock, Addresses: cfg.Addresses,
+		OnChange: cfg.OnChange})
 	if srv == nil {
 		log.Error("home-automation API off", "error", err)
 		if s.ln != nil {

@@ -35,6 +35,9 @@ type ServerConfig struct {
 	// Clock dates the certificates (wall time) and times the pairing
 	// window and codes (uptime). Nil: the machine's clock.
 	Clock clock.Clock
+	// OnChange hears of every change of the pairing (pairing.Config);
+	// nil: nobody.
+	OnChange func()
 	// Addresses lists the box's addresses for the certificate; nil:
 	// pki.Addresses, the machine's interfaces.
 	Addresses func() ([]netip.Addr, error)
@@ -69,7 +72,7 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("TLS identity replaced; paired clients must pair again: %w", err))
 	}
-	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Clock: cfg.Clock})
+	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Clock: cfg.Clock, OnChange: cfg.OnChange})
 	if err != nil {
 		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
 	}

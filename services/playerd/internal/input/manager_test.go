@@ -41,7 +41,7 @@ var (
 
 func startBench(t *testing.T, w Wiring) *bench {
 	t.Helper()
-	store, err := LoadWiring(t.TempDir())
+	store, err := LoadWiring(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestGPIOButtons(t *testing.T) {
 // Lines that cannot be opened are reported once and tried again; a button
 // held when its line is first read does nothing until pressed anew.
 func TestGPIORetried(t *testing.T) {
-	store, _ := LoadWiring(t.TempDir())
+	store, _ := LoadWiring(t.TempDir(), nil)
 	w := gpioWiring(Button{Line: 4, Action: BtnStop})
 	w.GPIO.DebounceMS = 0
 	if err := store.put(w); err != nil {

@@ -307,6 +307,7 @@ func encodeWiring(w Wiring) ([]byte, error) {
 type WiringStore struct {
 	path    string
 	changed chan struct{} // a new wiring is current: the Manager applies it
+	told    func()        // told of every change, once it took effect
 
 	mu    sync.Mutex
 	w     Wiring
@@ -315,9 +316,13 @@ type WiringStore struct {
 
 // LoadWiring reads input.json from dir. A missing file gives the defaults;
 // a corrupt or invalid one gives the defaults and an error to log, and
-// stays on disk until the next save.
-func LoadWiring(dir string) (*WiringStore, error) {
-	s := &WiringStore{path: filepath.Join(dir, WiringFileName), changed: make(chan struct{}, 1), w: DefaultWiring()}
+// stays on disk until the next save. told (nil: nobody) hears of every
+// change from now on: a save and Reload.
+func LoadWiring(dir string, told func()) (*WiringStore, error) {
+	if told == nil {
+		told = func() {}
+	}
+	s := &WiringStore{path: filepath.Join(dir, WiringFileName), changed: make(chan struct{}, 1), told: told, w: DefaultWiring()}
 	return s, s.load()
 }
 
@@ -328,11 +333,14 @@ func (s *WiringStore) Reload() error {
 	return err
 }
 
+// changes tells the Manager and everyone else. It must not block: put
+// calls it with mu held.
 func (s *WiringStore) changes() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
 	}
+	s.told()
 }
 
 func (s *WiringStore) load() error {

@@ -69,7 +69,7 @@ func TestWiringValidation(t *testing.T) {
 
 func TestWiringFile(t *testing.T) {
 	dir := t.TempDir()
-	s, err := LoadWiring(dir)
+	s, err := LoadWiring(dir, nil)
 	if err != nil || s.Get().Version != 1 {
 		t.Fatalf("no file: %v", err)
 	}
@@ -85,14 +85,14 @@ func TestWiringFile(t *testing.T) {
 	if err != nil || CheckWiring(data) != nil {
 		t.Fatalf("backup content %s: %v", data, err)
 	}
-	again, err := LoadWiring(dir)
+	again, err := LoadWiring(dir, nil)
 	if err != nil || len(again.Get().GPIO.Buttons) != 1 {
 		t.Errorf("reloaded: %v %+v", err, again.Get())
 	}
 	// A corrupt file: defaults, an error, the file untouched.
 	p := filepath.Join(dir, WiringFileName)
 	os.WriteFile(p, []byte(`{"version":1}`), 0o644)
-	s, err = LoadWiring(dir)
+	s, err = LoadWiring(dir, nil)
 	if err == nil || len(s.Get().Readers) != len(DefaultReaders()) {
 		t.Errorf("corrupt: %v", err)
 	}

@@ -35,7 +35,7 @@ func benchLibrary(b *testing.B) string {
 func BenchmarkScan10000(b *testing.B) {
 	root := benchLibrary(b)
 	for b.Loop() {
-		st, err := New(root, "").Scan()
+		st, err := New(root, "", nil).Scan()
 		if err != nil || st.Tracks != 10000 {
 			b.Fatal(st, err)
 		}
@@ -46,11 +46,11 @@ func BenchmarkScan10000(b *testing.B) {
 func BenchmarkRescan10000(b *testing.B) {
 	root := benchLibrary(b)
 	cache := filepath.Join(b.TempDir(), "cache.json")
-	if _, err := New(root, cache).Scan(); err != nil {
+	if _, err := New(root, cache, nil).Scan(); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		st, err := New(root, cache).Scan()
+		st, err := New(root, cache, nil).Scan()
 		if err != nil || st.Read != 0 {
 			b.Fatal(st, err)
 		}
@@ -76,7 +76,7 @@ func BenchmarkScan1000MP3(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		if st, err := New(root, "").Scan(); err != nil || st.Tracks != 1000 {
+		if st, err := New(root, "", nil).Scan(); err != nil || st.Tracks != 1000 {
 			b.Fatal(st, err)
 		}
 	}
@@ -117,7 +117,7 @@ func mixLibrary(tb testing.TB, folders int) string {
 func BenchmarkFirstScanMix10000(b *testing.B) {
 	root := mixLibrary(b, 500)
 	for b.Loop() {
-		if st, err := New(root, "").Scan(); err != nil || st.Tracks != 10000 || st.Read != 10000 {
+		if st, err := New(root, "", nil).Scan(); err != nil || st.Tracks != 10000 || st.Read != 10000 {
 			b.Fatal(st, err)
 		}
 	}

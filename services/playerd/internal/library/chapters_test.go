@@ -24,7 +24,7 @@ func TestAudiobookChapters(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "zugabe.m4a"), m4a, 0o644))
 	cache := filepath.Join(data, "cache.json")
 	for scan := range 2 {
-		l := New(root, cache)
+		l := New(root, cache, nil)
 		st, err := l.Scan()
 		must(t, err)
 		if scan == 1 && st.Read != 0 {

@@ -41,6 +41,7 @@ type Library struct {
 
 	manage chan struct{} // held by a change of the media directory (manage.go)
 	limits Limits
+	edited func() // told of every change made through the library (manage.go, upload.go)
 }
 
 // Problem is a file the last scan could not use: left out when it cannot
@@ -60,9 +61,14 @@ type Report struct {
 }
 
 // New prepares a library of root; cachePath (may be empty) keeps tag and
-// duration results between scans.
-func New(root, cachePath string) *Library {
-	return &Library{root: root, cachePath: cachePath, byID: map[string]int{}, manage: make(chan struct{}, 1), limits: DefaultLimits()}
+// duration results between scans. edited (nil: nobody) hears of every
+// change made through the library (a folder created, renamed or deleted,
+// an upload, a cover), once its view shows it; a scan is told by Changed.
+func New(root, cachePath string, edited func()) *Library {
+	if edited == nil {
+		edited = func() {}
+	}
+	return &Library{root: root, cachePath: cachePath, byID: map[string]int{}, manage: make(chan struct{}, 1), limits: DefaultLimits(), edited: edited}
 }
 
 // ID derives the stable id of a path relative to the media root: the first

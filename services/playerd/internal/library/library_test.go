@@ -42,7 +42,7 @@ func TestScanFoldersTracksAndIDs(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "Hoerspiele", "Serie", "notes.txt"), []byte("x"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(root, "Leer"), 0o755))
 
-	l := New(root, "")
+	l := New(root, "", nil)
 	st, err := l.Scan()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestScanFoldersTracksAndIDs(t *testing.T) {
 		t.Errorf("duration %v, want 0.2", d)
 	}
 	// The id is stable across scans and instances.
-	l2 := New(root, "")
+	l2 := New(root, "", nil)
 	must2(l2.Scan())
 	if g, ok := l2.Folder(f.ID); !ok || g.Tracks[1].ID != f.Tracks[1].ID {
 		t.Error("ids changed between scans")
@@ -84,7 +84,7 @@ func TestSymlinksStayInsideTheRoot(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(outside, "Secret", "a.wav"), filepath.Join(root, "Real", "c.wav")))
 	must(t, os.Symlink(filepath.Join(root, "Real"), filepath.Join(root, "Alias")))
 	must(t, os.Symlink(root, filepath.Join(root, "Real", "loop")))
-	l := New(root, "")
+	l := New(root, "", nil)
 	st, err := l.Scan()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestTagsCoverAndFallbacks(t *testing.T) {
 	must(t, testmedia.WriteTone(filepath.Join(dir, "02 Ohne Tags.wav"), 0.1, 44100, 440))
 	png := []byte("\x89PNG\r\n\x1a\n" + "rest of a picture")
 	must(t, os.WriteFile(filepath.Join(dir, "Cover.PNG"), png, 0o644))
-	l := New(root, "")
+	l := New(root, "", nil)
 	must2(l.Scan())
 	f := l.Folders()[0]
 	if tr := f.Tracks[0]; tr.Title != "Ton A" || tr.Artist != "storybox" || tr.Album != "Fixtures" {
@@ -140,17 +140,17 @@ func TestScanCache(t *testing.T) {
 	root, data := t.TempDir(), t.TempDir()
 	cache := filepath.Join(data, "cache.json")
 	must(t, testmedia.Library(root, map[string][]float64{"A": {0.1, 0.1}, "B": {0.1}}))
-	st, err := New(root, cache).Scan()
+	st, err := New(root, cache, nil).Scan()
 	if err != nil || st.Read != 3 {
 		t.Fatalf("first scan %+v %v", st, err)
 	}
-	st, _ = New(root, cache).Scan()
+	st, _ = New(root, cache, nil).Scan()
 	if st.Read != 0 || st.Tracks != 3 {
 		t.Errorf("second scan read %d files, want 0 (cached)", st.Read)
 	}
 	must(t, testmedia.WriteTone(filepath.Join(root, "A", "Folge 1.wav"), 0.3, 44100, 440))
 	must(t, os.WriteFile(cache+".junk", nil, 0o644))
-	l := New(root, cache)
+	l := New(root, cache, nil)
 	st, _ = l.Scan()
 	if st.Read != 1 {
 		t.Errorf("after a change read %d files, want 1", st.Read)
@@ -159,13 +159,13 @@ func TestScanCache(t *testing.T) {
 		t.Errorf("changed file's duration %v", d)
 	}
 	must(t, os.WriteFile(cache, []byte("{corrupt"), 0o644))
-	if st, err := New(root, cache).Scan(); err != nil || st.Read != 3 {
+	if st, err := New(root, cache, nil).Scan(); err != nil || st.Read != 3 {
 		t.Errorf("corrupt cache: %+v %v (must rescan, not fail)", st, err)
 	}
 }
 
 func TestMissingRoot(t *testing.T) {
-	if _, err := New(filepath.Join(t.TempDir(), "nope"), "").Scan(); err == nil {
+	if _, err := New(filepath.Join(t.TempDir(), "nope"), "", nil).Scan(); err == nil {
 		t.Error("scan of a missing root succeeded")
 	}
 }
@@ -190,7 +190,7 @@ func TestUnplayableFilesAreReportedAndCached(t *testing.T) {
 	root, cachePath := t.TempDir(), filepath.Join(t.TempDir(), "cache.json")
 	must(t, testmedia.WriteTone(filepath.Join(root, "A", "gut.wav"), 0.1, 44100, 440))
 	must(t, os.WriteFile(filepath.Join(root, "A", "kaputt.wav"), []byte("RIFF\x2b\x00\x00\x00WAVEfmt \x00\x00\x00\x00"), 0o644))
-	l := New(root, cachePath)
+	l := New(root, cachePath, nil)
 	st, err := l.Scan()
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestUnplayableFilesAreReportedAndCached(t *testing.T) {
 	}
 
 	must(t, testmedia.WriteTone(filepath.Join(root, "A", "neu.wav"), 0.1, 44100, 440))
-	quick := New(root, cachePath)
+	quick := New(root, cachePath, nil)
 	st, err = quick.ScanCached()
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestChangedAfterEachScan(t *testing.T) {
 	if err := testmedia.WriteTone(filepath.Join(root, "A", "1.wav"), 0.1, 44100, 440); err != nil {
 		t.Fatal(err)
 	}
-	l := New(root, "")
+	l := New(root, "", nil)
 	for i := range 2 {
 		ch := l.Changed()
 		select {
@@ -271,7 +271,7 @@ func TestParallelScanKeepsOrderAndCountsProgress(t *testing.T) {
 			must(t, testmedia.WriteTone(filepath.Join(root, name), 0.05, 44100, 440))
 		}
 	}
-	l := New(root, "")
+	l := New(root, "", nil)
 	changed := l.Progressed()
 	st, err := l.Scan()
 	if err != nil {
@@ -309,7 +309,7 @@ func TestParallelScanKeepsOrderAndCountsProgress(t *testing.T) {
 func TestQuickViewOfANeverScannedLibrary(t *testing.T) {
 	root := t.TempDir()
 	must(t, testmedia.WriteTone(filepath.Join(root, "Musik", "A", "1.wav"), 0.05, 44100, 440))
-	l := New(root, filepath.Join(t.TempDir(), "cache.json"))
+	l := New(root, filepath.Join(t.TempDir(), "cache.json"), nil)
 	st, err := l.ScanCached()
 	if err != nil || st != (Stats{}) || len(l.Folders()) != 0 || l.Scanned() {
 		t.Errorf("quick view: %+v %v, %d folders, scanned %v", st, err, len(l.Folders()), l.Scanned())

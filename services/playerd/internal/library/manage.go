@@ -324,8 +324,11 @@ func (l *Library) renameCache(old, new string) {
 	_ = c.save(l.cachePath) // only an optimisation: a failure costs a slower scan
 }
 
-// rescan brings the view up to date after a change and describes rel.
+// rescan brings the view up to date after a change and describes rel. It
+// follows every change of the media directory, and tells of it (edited)
+// also when the scan fails: the directory did change.
 func (l *Library) rescan(rel string) (Dir, error) {
+	defer l.edited()
 	if _, err := l.Scan(); err != nil {
 		return Dir{}, err
 	}

@@ -43,7 +43,7 @@ func managed(t *testing.T) (*Library, string) {
 	t.Helper()
 	root := t.TempDir()
 	must(t, testmedia.Library(root, map[string][]float64{"Hoerspiele/Serie": {0.2, 0.2}}))
-	l := New(root, filepath.Join(t.TempDir(), "cache.json"))
+	l := New(root, filepath.Join(t.TempDir(), "cache.json"), nil)
 	if _, err := l.Scan(); err != nil {
 		t.Fatal(err)
 	}

@@ -284,7 +284,7 @@ func (u *Upload) Commit() ([]File, error) {
 		return nil, err
 	}
 	u.Close()
-	_, err := u.l.Scan()
+	_, err := u.l.rescan("")
 	return out, err
 }
 

@@ -121,6 +121,14 @@ func (m *Manager) Authenticate(token string) (Client, error) {
 
 // Revoke removes a client; its token stops working at once.
 func (m *Manager) Revoke(clientID string) error {
+	if err := m.revoke(clientID); err != nil {
+		return err
+	}
+	m.notify()
+	return nil
+}
+
+func (m *Manager) revoke(clientID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	i := slices.IndexFunc(m.clients, func(c *client) bool { return c.ID == clientID })

@@ -55,7 +55,8 @@ type Config struct {
 	// Window, Lifetime and Cooldown default to the contract's values.
 	Window, Lifetime, Cooldown time.Duration
 	// OnChange is called (without locks held) when what the screen shows
-	// changes: a window opened or closed, a code to show or to take away.
+	// changes (a window opened or closed, a code to show or to take away)
+	// and when a client is revoked.
 	OnChange func()
 	// Requests per client: one every RequestEvery, RequestBurst at once.
 	// Zero: 10 per second with a burst of 30, far above Home Assistant's

@@ -27,6 +27,9 @@ type Config struct {
 	// OnChange hears the restrictions whenever one of them began, ended
 	// or changed (not for each second of the counters). It must not block.
 	OnChange func(Restrictions)
+	// OnRules hears that SetRules put new rules in force. It must not
+	// block.
+	OnRules func()
 	// OnLimitReached: the daily limit has just ended playback; called once
 	// a day, to say so, with the refusal a start now gets.
 	OnLimitReached func(*Refusal)
@@ -123,6 +126,9 @@ func NewKeeper(cfg Config) *Keeper {
 	if cfg.OnChange == nil {
 		cfg.OnChange = func(Restrictions) {}
 	}
+	if cfg.OnRules == nil {
+		cfg.OnRules = func() {}
+	}
 	if cfg.OnLimitReached == nil {
 		cfg.OnLimitReached = func(*Refusal) {}
 	}
@@ -173,6 +179,7 @@ func (k *Keeper) SetRules(r Rules) error {
 	k.bed = trackMark{}
 	k.mu.Unlock()
 	k.wake()
+	k.cfg.OnRules()
 	return nil
 }
 

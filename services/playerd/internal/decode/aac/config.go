@@ -66,8 +66,9 @@ func rateIndex(f int) int {
 	return 11
 }
 
-// ParseASC reads an AudioSpecificConfig (an MP4 esds's decoder specific
-// info), explicit and backward-compatible HE-AAC signalling included.
+// ParseASC reads an AudioSpecificConfig (14496-3 1.6.2.1; an MP4 esds's
+// decoder specific info), explicit and backward-compatible HE-AAC
+// signalling included (1.6.5).
 func ParseASC(p []byte) (Config, error) {
 	var b bitReader
 	b.reset(p)
@@ -149,7 +150,8 @@ type ADTSHeader struct {
 // ADTSHeaderSize is the most ParseADTS needs to see.
 const ADTSHeaderSize = 9
 
-// ParseADTS reads the header at the start of p (at least 7 bytes).
+// ParseADTS reads the header at the start of p (at least 7 bytes): the
+// adts_fixed_header and adts_variable_header of 14496-3 1.A.2.2.
 func ParseADTS(p []byte) (ADTSHeader, error) {
 	var h ADTSHeader
 	if len(p) < 7 || p[0] != 0xff || p[1]&0xf6 != 0xf0 {

@@ -86,13 +86,14 @@ func (d *Decoder) Config() Config { return d.cfg }
 // decoder skips.
 func (d *Decoder) SBR() bool { return d.sbr }
 
+// noiseSeed starts the noise generator (noise in ics.go); Reset starts it
+// again, so that decoding from a position gives the same noise every time.
+// Any value but 0 does: this is the first 32 bits of the fraction of √2.
+const noiseSeed = 0x6a09e667
+
 // Reset forgets the previous frame, as after a seek: the next frame's first
 // half then lacks its overlap, so the caller decodes one frame before the
 // wanted one and drops its output.
-// noiseSeed starts the noise generator; Reset starts it again, so that
-// decoding from a position gives the same noise every time.
-const noiseSeed = 0x1f2e3d4c
-
 func (d *Decoder) Reset() {
 	d.seed = noiseSeed
 	for i := range d.ch {
@@ -255,7 +256,12 @@ func (d *Decoder) decodeCPE() error {
 }
 
 // stereo undoes mid/side coding and fills intensity-coded bands of the right
-// channel from the left (4.6.8.1, 4.6.8.2).
+// channel from the left (4.6.8.1, 4.6.8.2). An intensity band's sign is
+// that of its codebook (INTENSITY_HCB in phase, INTENSITY_HCB2 out of
+// phase), inverted where ms_used is set; with ms_mask_present 2 every band
+// counts as ms_used and inverts too, as ffmpeg has it (consulted for this
+// sign convention; the standard's invert_intensity names only
+// ms_mask_present 1), whose decoding the accuracy tests compare with.
 func (d *Decoder) stereo(l, r *channel, msMask int, ms *[8][maxBands]bool) {
 	info := &l.ics.info
 	win := 0

@@ -425,8 +425,8 @@ func readEscape(b *bitReader) (int32, error) {
 	return int32(1)<<n + int32(b.read(n)), nil
 }
 
-// applyPulses adds pulse_data's amplitudes to the quantized values and
-// dequantizes the values they changed again.
+// applyPulses adds pulse_data's amplitudes to the quantized values
+// (pulse_data, 4.6.3) and dequantizes the values they changed again.
 func (c *ics) applyPulses(spec *[1024]float32) error {
 	k := int(c.info.swb[c.pulseStart])
 	band := c.pulseStart
@@ -464,11 +464,12 @@ func abs32(x int32) int32 {
 	return x
 }
 
-// pow43 is |q|^(4/3) for every quantized magnitude the syntax allows
+// pow43 is |q|^(4/3) (inverse quantization, 4.6.1) for every quantized
+// magnitude the syntax allows
 // (escapes up to 8191, pulses add at most 4×15).
 var pow43 [8192 + 64]float32
 
-// sfGain is 2^((sf-100)/4) for the 256 scale factors.
+// sfGain is 2^((sf-100)/4) for the 256 scale factors (4.6.2).
 var sfGain [256]float32
 
 func init() {
@@ -480,22 +481,31 @@ func init() {
 	}
 }
 
-// noise fills a band with noise of the given energy (perceptual noise
-// substitution, 4.6.13): the standard's linear congruential generator,
-// scaled so the band's energy is gain².
+// noise fills a band with noise (perceptual noise substitution, ISO/IEC
+// 14496-3 4.6.13.3). The standard leaves the random values to the decoder
+// and fixes their energy: the band's random vector r is scaled by
+// 2^(noise_nrg/4)/sqrt(Σ r²), so that its energy is gain² with gain =
+// 2^(noise_nrg/4). The values here are a 32-bit xorshift generator's
+// (Marsaglia's shifts 13, 17, 5) read as signed numbers, which have zero
+// mean; the energy is summed in float64 over the float32 values the band
+// holds, so the scaled band carries the coded energy to float32 rounding.
 func (d *Decoder) noise(band []float32, gain float32) {
-	var energy float32
+	var energy float64
+	x := d.seed
 	for i := range band {
-		d.seed = d.seed*1664525 + 1013904223
-		v := float32(int32(d.seed))
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		v := float32(int32(x))
 		band[i] = v
-		energy += v * v
+		energy += float64(v) * float64(v)
 	}
+	d.seed = x
 	if energy == 0 {
 		return
 	}
-	s := gain / float32(math.Sqrt(float64(energy)))
+	s := float64(gain) / math.Sqrt(energy)
 	for i := range band {
-		band[i] *= s
+		band[i] = float32(float64(band[i]) * s)
 	}
 }

@@ -195,7 +195,7 @@ func kbd(w []float32, alpha float64) {
 }
 
 // bessel0 is the zeroth-order modified Bessel function of the first kind,
-// by its power series.
+// by its power series: the KBD window's definition (4.6.11) uses it.
 func bessel0(x float64) float64 {
 	sum, term := 1.0, 1.0
 	for k := 1; k < 50; k++ {

@@ -5,10 +5,11 @@ package aac
 // index, index order as in the standard), the scale factor band offsets of
 // 4.5.4 and TNS's band limits. Everything else is computed at start-up.
 
-// sampleRates are the rates of sampling_frequency_index 0..12.
+// sampleRates are the rates of sampling_frequency_index 0..12 (14496-3
+// subpart 1, samplingFrequencyIndex).
 var sampleRates = [13]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350}
 
-// scalefactor codebook: index = difference + 60.
+// scalefactor codebook (14496-3 Table 4.A.1): index = difference + 60.
 var sfCodes = [121]uint32{
 	0x3ffe8, 0x3ffe6, 0x3ffe7, 0x3ffe5, 0x7fff5, 0x7fff1, 0x7ffed, 0x7fff6,
 	0x7ffee, 0x7ffef, 0x7fff0, 0x7fffc, 0x7fffd, 0x7ffff, 0x7fffe, 0x7fff7,
@@ -39,7 +40,7 @@ var sfBits = [121]uint8{
 	19, 19, 19, 19, 19, 19, 19, 19, 19,
 }
 
-// spectral codebooks 1..11 (index 0 is codebook 1).
+// spectral codebooks 1..11 (Tables 4.A.2 to 4.A.12; index 0 is codebook 1).
 var specCodes = [11][]uint16{
 	{
 		0x7f8, 0x1f1, 0x7fd, 0x3f5, 0x068, 0x3f0, 0x7f7, 0x1ec,
@@ -338,8 +339,8 @@ var specBits = [11][]uint8{
 	},
 }
 
-// Scale factor band offsets for the long (1024) and short (128) windows,
-// by rate: 96/88.2, 64, 48/44.1, 32, 24/22.05, 16/12/11.025, 8/7.35 kHz.
+// Scale factor band offsets for the long (1024) and short (128) windows
+// (14496-3 subpart 4, the swb_offset tables), by rate: 96/88.2, 64, 48/44.1, 32, 24/22.05, 16/12/11.025, 8/7.35 kHz.
 var (
 	swbLong96 = []uint16{0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 64, 72, 80, 88, 96, 108, 120, 132, 144,
 		156, 172, 188, 212, 240, 276, 320, 384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024}
@@ -364,7 +365,7 @@ var (
 )
 
 // bands holds, per sampling_frequency_index, the band offsets and TNS's
-// highest band (tns_max_bands) of both window lengths.
+// highest band (tns_max_bands, 4.6.9) of both window lengths.
 var bands = [13]struct {
 	long, short             []uint16
 	tnsMaxLong, tnsMaxShort int

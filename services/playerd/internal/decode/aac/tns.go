@@ -61,7 +61,8 @@ func (t *tnsData) read(b *bitReader, info *icsInfo) error {
 	return nil
 }
 
-// tnsCoef is the inverse quantization of a reflection coefficient.
+// tnsCoef is the inverse quantization of a reflection coefficient (4.6.9,
+// temporal noise shaping, as are the conversion and filter below).
 func tnsCoef(v int, res uint) float64 {
 	half := float64(int(1) << (res - 1))
 	if v >= 0 {

@@ -8,6 +8,14 @@
 //
 // The package stands alone; it allocates its buffers when a decoder is
 // made and nothing per frame.
+//
+// MPEG-2.5 (8, 11.025 and 12 kHz) is no ISO standard but Fraunhofer's
+// extension of 13818-3; its header bit, sampling frequencies and
+// scalefactor bands follow mpg123, which was consulted for that
+// behaviour, as it was for a few points the standards leave open (each
+// noted where it applies: intensity positions in MPEG-2, the bands of
+// mixed blocks, the regions of switched granules). The gapless figures
+// follow LAME's header (inspect.go). No code of theirs is used.
 package mp3
 
 import (

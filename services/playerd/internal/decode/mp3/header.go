@@ -37,6 +37,8 @@ func parseHeader(h uint32) (hd header, ok bool) {
 	if h&0xffe00000 != 0xffe00000 {
 		return hd, false
 	}
+	// ID bit 19 (11172-3 2.4.2.3; 13818-3 uses 0 for the lower sampling
+	// frequencies), and bit 20, which MPEG-2.5 clears (as mpg123 reads it).
 	version := h >> 19 & 3 // 0: MPEG-2.5, 1: reserved, 2: MPEG-2, 3: MPEG-1
 	layer := h >> 17 & 3   // 1: Layer III
 	bri := int(h >> 12 & 15)
@@ -65,8 +67,9 @@ func parseHeader(h uint32) (hd header, ok bool) {
 	hd.mode = int(h >> 6 & 3)
 	hd.modeExt = int(h >> 4 & 3)
 	// 1152 samples of 1/8 bit per byte for MPEG-1, 576 for MPEG-2 and 2.5:
-	// 144 or 72 bytes per bit/s per Hz, then the padding byte (go-mp3
-	// halved the padding for MPEG-2, a byte short).
+	// 144 or 72 bytes per bit/s per Hz, then the padding byte (11172-3
+	// 2.4.3.1, 13818-3 2.4.3.1; go-mp3 halved the padding for MPEG-2, a
+	// byte short).
 	if hd.lsf {
 		hd.size = 72*hd.bitrate/sampleRates[hd.rateIdx] + hd.padding
 	} else {

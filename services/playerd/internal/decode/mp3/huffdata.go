@@ -1,6 +1,6 @@
 package mp3
 
-// The Huffman code tables of ISO/IEC 11172-3, Annex B, Table B.7 (also used
+// The Huffman code tables of ISO/IEC 11172-3, Annex B, Table 3-B.7 (also used
 // unchanged by ISO/IEC 13818-3). Each table of big values codes the pair
 // (x, y) at index x*size+y as hcod, hlen bits long (the sign bits that
 // follow are not counted). Tables 16 to 23 share
@@ -306,13 +306,14 @@ var huffSpecs = map[int]huffSpec{
 	}},
 }
 
-// linbits of tables 16 to 31: the bits of an escape value added to 15.
+// linbits of tables 16 to 31 (Table 3-B.7): the bits of an escape value
+// added to 15.
 var linbits = [32]uint8{
 	16: 1, 17: 2, 18: 3, 19: 4, 20: 6, 21: 8, 22: 10, 23: 13,
 	24: 4, 25: 5, 26: 6, 27: 7, 28: 8, 29: 9, 30: 11, 31: 13,
 }
 
-// Count1 table A (Table B.7, "A"): the quadruple vwxy (v the high bit) as
+// Count1 table A (Table 3-B.7, "A"): the quadruple vwxy (v the high bit) as
 // hcod, hlen bits long. Table B is the inverted four bits themselves.
 var quadACodes = [16]uint8{1, 5, 4, 5, 6, 5, 4, 4, 7, 3, 6, 0, 7, 2, 3, 1}
 var quadALens = [16]uint8{1, 4, 4, 5, 4, 6, 5, 6, 4, 5, 5, 6, 5, 6, 6, 6}

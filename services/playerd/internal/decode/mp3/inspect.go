@@ -40,7 +40,8 @@ var (
 
 // decoderDelay is the delay of the synthesis filter bank and IMDCT that
 // LAME's delay and padding figures leave out: 528 samples plus one, as
-// every gapless decoder counts it.
+// LAME's header documentation and gapless decoders (mpg123, consulted for
+// this behaviour) count it.
 const decoderDelay = 529
 
 // syncSearch bounds how far into a file the first frame is looked for

@@ -31,7 +31,7 @@ var gainPow [gainBias + 64]float32
 // Intensity stereo weights by position, for the left and right channel,
 // without and with the mid/side scaling to undo (index 1).
 var (
-	isRatio [2][32][2]float32    // MPEG-1: tan(p·π/12), p < 16
+	isRatio [2][32][2]float32    // MPEG-1: from tan(p·π/12), p < 7 (2.4.3.4.9.3)
 	isLSF   [2][2][32][2]float32 // MPEG-2: by intensity_scale, then as above
 )
 
@@ -73,7 +73,9 @@ func init() {
 			if ms == 1 {
 				k = math.Sqrt2
 			}
-			isRatio[ms][p] = [2]float32{float32(k * t / (1 + t)), float32(k / (1 + t))}
+			if p < 7 {
+				isRatio[ms][p] = [2]float32{float32(k * t / (1 + t)), float32(k / (1 + t))}
+			}
 			for sc := range 2 {
 				io := math.Pow(2, -float64(sc+1)/4)
 				l, r := 1.0, 1.0
@@ -284,13 +286,20 @@ func (l *layer3) requantize(h header, gc *granule, ch, n int, ms bool) {
 	l.nz[ch] = nz
 }
 
-// stereo undoes mid/side and intensity stereo (2.4.3.4.9). The mid/side
-// scaling is already in the gains, so mid/side is a sum and a difference;
-// intensity stereo then sets both channels from the left one in the bands
-// above the right channel's last non-zero value, from the right channel's
-// scalefactors (intensity positions; 7 means none, in MPEG-2 too, as in
-// the ISO reference software and mpg123). The last band, which has no
-// scalefactor, takes the position of the one below it.
+// stereo undoes mid/side and intensity stereo (ISO/IEC 11172-3
+// 2.4.3.4.9.2 and .3; 13818-3 2.4.3.2 for the lower sampling
+// frequencies). The mid/side scaling is already in the gains, so mid/side
+// is a sum and a difference; intensity stereo then sets both channels from
+// the left one in the bands above the right channel's last non-zero value,
+// from the right channel's scalefactors (intensity positions). MPEG-1
+// defines positions 0..6; a band with 7 or more (four-bit scalefactors
+// reach 15) is illegal and keeps the frame's other stereo processing, as
+// 2.4.3.4.9.3 has for is_pos 7: mid/side if that is on, else left/right.
+// Position 9 would otherwise give tan(9π/12) = -1 and weights of ±4.5e15.
+// For MPEG-2 only 7 means none, as mpg123 (consulted for this behaviour)
+// and the ISO reference software have it. The last band, which has no
+// scalefactor, takes the position of the one below it (mpg123 and the
+// reference software likewise).
 func (l *layer3) stereo(h header, gr int, ms, is bool) {
 	gc := &l.si.gr[gr][1]
 	var bounds isBounds
@@ -320,7 +329,7 @@ func (l *layer3) stereo(h header, gr int, ms, is bool) {
 	sf := &l.sf[1]
 	x0, x1 := &l.xr[0], &l.xr[1]
 	apply := func(p, pos, width, step int) {
-		if p == 7 {
+		if p == 7 || p > 7 && !h.lsf {
 			return
 		}
 		w := weights[p&31]

@@ -1,8 +1,10 @@
 package mp3
 
+import "math"
+
 // The polyphase synthesis of 2.4.3.4.10.3 (Annex A, Figure A.2) with its
-// 64 × 32 matrixing done as one 32-point DCT-II (dct32.go, Lee's fast
-// recursion: the even outputs are the half-size DCT of x[k] + x[N-1-k],
+// 64 × 32 matrixing done as one 32-point DCT-II (dct32.go, the fast
+// recursion of B. G. Lee, IEEE Trans. ASSP 32(6), 1984: the even outputs are the half-size DCT of x[k] + x[N-1-k],
 // the odd ones sums of neighbours in the half-size DCT of the differences
 // scaled by 1/(2·cos((2k+1)π/2N))): with
 // X[m] = Σ S[k]·cos((2k+1)mπ/64), the standard's V[i] is X[16+i] for
@@ -19,14 +21,13 @@ var synthLo, synthHi [17][16]float32
 
 //go:generate go run gendct.go
 
-// synthesisWindow is Table B.3's D[i] from the prototype filter.
+// synthesisWindow is Table 3-B.3's D[i] (tableb3.go) with each entry
+// taken as the multiple of 2^-16 its nine decimals are rounded from: the
+// table was printed from those (every entry lies within 5e-10 of one,
+// TestWindowTable), and the exact values keep float32 rounding off them.
 func synthesisWindow() (d [512]float64) {
-	for i := range 512 {
-		h := float64(synthesisPrototype[min(i, 512-i)]) / 65536
-		if i/64%2 == 1 {
-			h = -h
-		}
-		d[i] = h
+	for i, v := range tableB3 {
+		d[i] = math.Round(v*65536) / 65536
 	}
 	return d
 }

@@ -50,6 +50,10 @@ type genStream struct {
 	crc     bool
 	mixed   bool // allow mixed blocks
 	sparse  bool // few values: small frames
+	// illegalIS gives every intensity position of an MPEG-1 right channel
+	// an illegal value, 7..15, half of them 9 (the frame is otherwise
+	// valid).
+	illegalIS bool
 }
 
 type genGranule struct {
@@ -137,6 +141,9 @@ func (g *generator) granule(ch int, intensity bool) genGranule {
 	if !lsf {
 		gr.sfc = r.IntN(16)
 		gr.preflag = r.IntN(2)
+		if intensity && g.s.illegalIS {
+			gr.sfc = 15 // slen 4 and 3: every band can hold 7 or more
+		}
 	}
 	// The values: large ones low, then smaller, then quadruples.
 	big := 2 * (10 + r.IntN(120))
@@ -239,10 +246,21 @@ func (g *generator) scalefactors(gr *genGranule, ch int, intensity bool) {
 		if intensity && ch == 1 {
 			// A legal intensity position mostly; 7 means none. MPEG-2's
 			// five-bit positions above 15 are left out: mpg123's tables
-			// end there.
+			// end there. MPEG-1's 8..15 are illegal, decoded as 7 is
+			// (stereo in layer3.go), where mpg123 applies tan(p·π/12).
 			v = min(v, 15)
+			if !g.h.lsf {
+				v = min(v, 7)
+			}
 			if r.IntN(3) != 0 {
 				v = min(v, 6)
+			}
+			if g.s.illegalIS {
+				// Half of the four-bit ones 9, whose tan(p·π/12) is -1.
+				v = 7 + r.IntN(1<<bits-7)
+				if bits >= 4 && r.IntN(2) == 0 {
+					v = 9
+				}
 			}
 		}
 		return v

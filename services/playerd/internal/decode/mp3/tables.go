@@ -1,21 +1,27 @@
 package mp3
 
-// Tables of ISO/IEC 11172-3 and 13818-3 that are data rather than formulas.
+// Tables of ISO/IEC 11172-3 and 13818-3 that are data rather than formulas;
+// the synthesis window's is in tableb3.go.
 
-// Layer III bit rates in kbit/s by bitrate_index: MPEG-1, and MPEG-2/2.5
-// (lower sampling frequencies, "LSF"). Index 0 is the free format, 15 is
-// forbidden; neither is decoded.
+// Layer III bit rates in kbit/s by bitrate_index (11172-3 2.4.2.3):
+// MPEG-1, and MPEG-2/2.5 (lower sampling frequencies, "LSF", 13818-3
+// 2.4.2.3). Index 0 is the free format, 15 is forbidden; neither is
+// decoded.
 var bitrates = [2][16]int{
 	{0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 0},
 	{0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 0},
 }
 
-// Sampling frequencies by rate index: MPEG-1, MPEG-2 and MPEG-2.5, three each.
+// Sampling frequencies by rate index: MPEG-1 (11172-3 2.4.2.3), MPEG-2
+// (13818-3 2.4.2.3) and MPEG-2.5 (half MPEG-2's, as mpg123 has them),
+// three each.
 var sampleRates = [9]int{44100, 48000, 32000, 22050, 24000, 16000, 11025, 12000, 8000}
 
 // Scalefactor band boundaries (in frequency lines) by rate index, long
-// blocks (22 bands) and short blocks (13 bands, lines per window). The
-// 24 kHz table has 332, as the corrected tables and every decoder in use.
+// blocks (22 bands) and short blocks (13 bands, lines per window):
+// 11172-3 Table 3-B.8 for MPEG-1, 13818-3 Table B.2 for MPEG-2; the
+// MPEG-2.5 rows are mpg123's (no standard has them). The 24 kHz table has
+// 332, as the corrected tables and every decoder in use.
 var sfbLong = [9][23]int{
 	{0, 4, 8, 12, 16, 20, 24, 30, 36, 44, 52, 62, 74, 90, 110, 134, 162, 196, 238, 288, 342, 418, 576},
 	{0, 4, 8, 12, 16, 20, 24, 30, 36, 42, 50, 60, 72, 88, 106, 128, 156, 190, 230, 276, 330, 384, 576},
@@ -40,10 +46,11 @@ var sfbShort = [9][14]int{
 	{0, 8, 16, 24, 36, 52, 72, 96, 124, 160, 162, 164, 166, 192},
 }
 
-// pretab is added to the long-block scalefactors when preflag is set.
+// pretab is added to the long-block scalefactors when preflag is set
+// (Table 3-B.6, Layer III preemphasis).
 var pretab = [22]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 2, 0}
 
-// MPEG-1 scalefactor bit lengths by scalefac_compress.
+// MPEG-1 scalefactor bit lengths by scalefac_compress (2.4.2.7).
 var slen1 = [16]int{0, 0, 0, 0, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4}
 var slen2 = [16]int{0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3}
 
@@ -59,37 +66,5 @@ var nrOfSfb = [6][3][4]int{
 	{{8, 8, 5, 0}, {15, 12, 9, 0}, {6, 18, 9, 0}},
 }
 
-// Alias reduction coefficients c_i (Table B.9).
+// Alias reduction coefficients c_i (Table 3-B.9).
 var aliasCoefficients = [8]float64{-0.6, -0.535, -0.33, -0.185, -0.095, -0.041, -0.0142, -0.0037}
-
-// synthesisPrototype is the first half of the synthesis window's prototype
-// filter h, in units of 2^-16; the other half mirrors it, h[512-i] = h[i].
-// Table B.3's window is D[i] = h[i]·(-1)^(i/64).
-var synthesisPrototype = [257]int32{
-	0, -1, -1, -1, -1, -1, -1, -2, -2, -2,
-	-2, -3, -3, -4, -4, -5, -5, -6, -7, -7,
-	-8, -9, -10, -11, -13, -14, -16, -17, -19, -21,
-	-24, -26, -29, -31, -35, -38, -41, -45, -49, -53,
-	-58, -63, -68, -73, -79, -85, -91, -97, -104, -111,
-	-117, -125, -132, -139, -147, -154, -161, -169, -176, -183,
-	-190, -196, -202, -208, -213, -218, -222, -225, -227, -228,
-	-228, -227, -224, -221, -215, -208, -200, -189, -177, -163,
-	-146, -127, -106, -83, -57, -29, 2, 36, 72, 111,
-	153, 197, 244, 294, 347, 401, 459, 519, 581, 645,
-	711, 779, 848, 919, 991, 1064, 1137, 1210, 1283, 1356,
-	1428, 1498, 1567, 1634, 1698, 1759, 1817, 1870, 1919, 1962,
-	2001, 2032, 2057, 2075, 2085, 2087, 2080, 2063, 2037, 2000,
-	1952, 1893, 1822, 1739, 1644, 1535, 1414, 1280, 1131, 970,
-	794, 605, 402, 185, -45, -288, -545, -814, -1095, -1388,
-	-1692, -2006, -2330, -2663, -3004, -3351, -3705, -4063, -4425, -4788,
-	-5153, -5517, -5879, -6237, -6589, -6935, -7271, -7597, -7910, -8209,
-	-8491, -8755, -8998, -9219, -9416, -9585, -9727, -9838, -9916, -9959,
-	-9966, -9935, -9863, -9750, -9592, -9389, -9139, -8840, -8492, -8092,
-	-7640, -7134, -6574, -5959, -5288, -4561, -3776, -2935, -2037, -1082,
-	-70, 998, 2122, 3300, 4533, 5818, 7154, 8540, 9975, 11455,
-	12980, 14548, 16155, 17799, 19478, 21189, 22929, 24694, 26482, 28289,
-	30112, 31947, 33791, 35640, 37489, 39336, 41176, 43006, 44821, 46617,
-	48390, 50137, 51853, 53534, 55178, 56778, 58333, 59838, 61289, 62684,
-	64019, 65290, 66494, 67629, 68692, 69679, 70590, 71420, 72169, 72835,
-	73415, 73908, 74313, 74630, 74856, 74992, 75038,
-}

@@ -193,3 +193,29 @@ func TestSynthesis(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowTable checks tableb3.go against what Table 3-B.3 is known to
+// be: nine-decimal roundings of multiples of 2^-16, D[0] = 0, the peak
+// D[256] = 1.144989014, and the window's symmetry about D[256]: D[512-i]
+// is -D[i], but D[i] itself where i is a multiple of 64 (the sign of D
+// changes from one block of 64 to the next).
+func TestWindowTable(t *testing.T) {
+	for i, v := range tableB3 {
+		k := math.Round(v * 65536)
+		if math.Abs(v-k/65536) > 5e-10 {
+			t.Errorf("D[%d] = %.9f is no multiple of 2^-16 rounded to nine decimals", i, v)
+		}
+	}
+	if tableB3[0] != 0 || tableB3[256] != 1.144989014 {
+		t.Errorf("D[0] = %v, D[256] = %v", tableB3[0], tableB3[256])
+	}
+	for i := 1; i < 256; i++ {
+		want := -tableB3[i]
+		if i%64 == 0 {
+			want = tableB3[i]
+		}
+		if got := tableB3[512-i]; got != want {
+			t.Errorf("D[%d] = %v, D[%d] = %v: not symmetric", 512-i, got, i, tableB3[i])
+		}
+	}
+}

@@ -8,7 +8,16 @@
 // stay in the file and are read as playing reaches them, so a ten-hour
 // audiobook costs kilobytes, not the megabytes of its tables; every count
 // and size is checked against the box holding it before anything is
-// allocated for it.
+// allocated for it. Every size and offset a file gives is checked without
+// arithmetic that can overflow, so that a 64-bit size or offset near 2^63 or
+// 2^64 is a damaged file, not a wrapped number.
+//
+// What a file's contents can make this package do is bounded by the limits
+// below: how many boxes it visits, how much it reads into memory at once
+// (a cover at most maxCover, 16 MB, as the library takes for a cover file;
+// a larger one is left out and the file plays without it), and how many
+// chapters it lists. Chapters and tags are extras: when their boxes are
+// damaged the file plays without them.
 package mp4
 
 import (
@@ -16,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 var (
@@ -28,8 +38,10 @@ var (
 
 // Limits on what is read into memory. A real file is far below each.
 const (
-	maxDepth      = 10
-	maxBoxes      = 1 << 16 // boxes visited in one file
+	maxBoxes = 1 << 16 // boxes visited in one file
+	// maxTopBoxes bounds the top-level boxes before the moov box: a real
+	// file has an ftyp and perhaps a free or wide box there, or an mdat.
+	maxTopBoxes   = 64
 	maxSmallBox   = 1 << 20 // a box read whole: stsd, elst, chpl, a tag
 	maxCover      = 16 << 20
 	maxTableItems = 1 << 20 // stts and stsc entries held in memory
@@ -49,10 +61,17 @@ type reader struct {
 	r     io.ReaderAt
 	size  int64
 	boxes int
+	top   int // top-level boxes
+}
+
+// within reports whether n bytes at off lie in [0, size), without
+// computing off+n.
+func within(off, n, size int64) bool {
+	return off >= 0 && n >= 0 && off <= size && n <= size-off
 }
 
 func (rd *reader) readAt(p []byte, off int64) error {
-	if off < 0 || off+int64(len(p)) > rd.size {
+	if !within(off, int64(len(p)), rd.size) {
 		return fmt.Errorf("%w: read of %d bytes at %d beyond the end (%d)", ErrCorrupt, len(p), off, rd.size)
 	}
 	n, err := rd.r.ReadAt(p, off)
@@ -76,29 +95,59 @@ func (rd *reader) children(start, end int64) ([]box, error) {
 		if rd.boxes > maxBoxes {
 			return nil, fmt.Errorf("%w: more than %d boxes", ErrCorrupt, maxBoxes)
 		}
-		var h [16]byte
-		if err := rd.readAt(h[:8], off); err != nil {
+		b, err := rd.header(off, end)
+		if err != nil {
 			return nil, err
 		}
-		size := int64(binary.BigEndian.Uint32(h[:4]))
-		hdr := int64(8)
-		switch size {
-		case 0:
-			size = end - off
-		case 1:
-			if err := rd.readAt(h[8:16], off+8); err != nil {
-				return nil, err
-			}
-			size = int64(binary.BigEndian.Uint64(h[8:16]))
-			hdr = 16
-		}
-		if size < hdr || size > end-off {
-			return nil, fmt.Errorf("%w: box %q of %d bytes at %d in a parent ending at %d", ErrCorrupt, h[4:8], size, off, end)
-		}
-		out = append(out, box{typ: string(h[4:8]), off: off, start: off + hdr, end: off + size})
-		off += size
+		out = append(out, b)
+		off = b.end
 	}
 	return out, nil
+}
+
+// header reads the header of the box at off in a parent ending at end.
+func (rd *reader) header(off, end int64) (box, error) {
+	var h [16]byte
+	if end-off < 8 {
+		return box{}, fmt.Errorf("%w: %d bytes after the last box", ErrCorrupt, end-off)
+	}
+	if err := rd.readAt(h[:8], off); err != nil {
+		return box{}, err
+	}
+	if binary.BigEndian.Uint32(h[:4]) == 1 {
+		if err := rd.readAt(h[8:16], off+8); err != nil {
+			return box{}, err
+		}
+	}
+	size, hdr, err := BoxSize(h[:], end-off)
+	if err != nil {
+		return box{}, fmt.Errorf("%w at %d", err, off)
+	}
+	return box{typ: string(h[4:8]), off: off, start: off + hdr, end: off + size}, nil
+}
+
+// BoxSize is the size a box header gives (h holds 8 bytes, or 16 when the
+// 32-bit size is 1) and the header's length, checked against what the
+// parent has left: a size of 0 takes all of it, a size past 2^63 is too
+// large. It is for readers that see the boxes go by, as a stream does.
+func BoxSize(h []byte, left int64) (size, hdr int64, err error) {
+	n, hn := uint64(binary.BigEndian.Uint32(h[:4])), uint64(8)
+	switch n {
+	case 0:
+		n = uint64(max(left, 0))
+	case 1:
+		if len(h) < 16 {
+			return 0, 0, fmt.Errorf("%w: box %q without its 64-bit size", ErrCorrupt, h[4:8])
+		}
+		n, hn = binary.BigEndian.Uint64(h[8:16]), 16
+	}
+	if n < hn || n > math.MaxInt64 || (left >= 0 && n > uint64(left)) {
+		if left < 0 {
+			return 0, 0, fmt.Errorf("%w: MP4 box %q of %d bytes", ErrCorrupt, h[4:8], n)
+		}
+		return 0, 0, fmt.Errorf("%w: MP4 box %q of %d bytes with %d left", ErrCorrupt, h[4:8], n, left)
+	}
+	return int64(n), int64(hn), nil
 }
 
 // read returns a box's payload, which must be small.

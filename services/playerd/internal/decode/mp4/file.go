@@ -1,9 +1,11 @@
 package mp4
 
 import (
-	"encoding/binary"
+	"cmp"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -63,7 +65,13 @@ type track struct {
 
 // Open reads the file's boxes. It reads headers and small boxes only; the
 // sample table is read later, as playing needs it.
-func Open(r io.ReaderAt, size int64) (*File, error) {
+func Open(r io.ReaderAt, size int64) (*File, error) { return open(r, size, true) }
+
+// OpenAudio is Open for a stream, which keeps the audio track's boxes and
+// no more: it reads neither tags nor chapters.
+func OpenAudio(r io.ReaderAt, size int64) (*File, error) { return open(r, size, false) }
+
+func open(r io.ReaderAt, size int64, extras bool) (*File, error) {
 	f := &File{rd: reader{r: r, size: size}}
 	rd := &f.rd
 	// The top level is read up to the moov box only: a stream's reader
@@ -71,11 +79,10 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 	var moov box
 	found := false
 	for off, first := int64(0), true; off < size && !found; first = false {
-		kids, err := rd.topBox(off, size)
+		b, err := rd.topBox(off, size)
 		if err != nil {
 			return nil, err
 		}
-		b := kids[0]
 		if first && b.typ != "ftyp" && b.typ != "moov" && b.typ != "free" && b.typ != "wide" {
 			return nil, fmt.Errorf("%w: not an MP4 file", ErrUnsupported)
 		}
@@ -97,14 +104,26 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 		}
 		movieScale = fl.u32()
 	}
+	// A track that does not read is left out unless it is the audio that
+	// plays (the first audio track): a damaged chapter or cover track costs
+	// its extras, not the file.
 	var tracks []track
+	var trackErr error
+	audioSeen := false
 	for _, k := range kids {
 		if k.typ != "trak" {
 			continue
 		}
 		t, err := rd.readTrack(k)
+		if t.handler == "soun" && !audioSeen {
+			if err != nil {
+				return nil, err
+			}
+			audioSeen = true
+		}
 		if err != nil {
-			return nil, err
+			trackErr = cmp.Or(trackErr, err)
+			continue
 		}
 		tracks = append(tracks, t)
 	}
@@ -114,6 +133,9 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 			audio = &tracks[i]
 			break
 		}
+	}
+	if audio == nil && trackErr != nil {
+		return nil, trackErr
 	}
 	if audio == nil {
 		return nil, fmt.Errorf("%w: no audio track", ErrUnsupported)
@@ -137,17 +159,19 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 			return nil, err
 		}
 	}
+	if !extras {
+		return f, nil
+	}
 	if udta, ok := find(kids, "udta"); ok {
-		if err := f.readUserData(udta); err != nil {
-			return nil, err
-		}
+		f.readUserData(udta)
 	}
 	if len(f.Chapters) == 0 && audio.chapterID != 0 {
 		for i := range tracks {
 			if tracks[i].id == audio.chapterID && tracks[i].id != audio.id {
-				if f.Chapters, err = rd.chapterTrack(&tracks[i]); err != nil {
-					return nil, err
-				}
+				// A chapter track that does not read leaves the file
+				// without chapters: it plays as one track.
+				f.Chapters, _ = rd.chapterTrack(&tracks[i])
+				break
 			}
 		}
 	}
@@ -156,31 +180,12 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 }
 
 // topBox reads the one box at off of a file of size bytes.
-func (rd *reader) topBox(off, size int64) ([]box, error) {
-	var h [16]byte
-	if size-off < 8 {
-		return nil, fmt.Errorf("%w: %d bytes after the last box", ErrCorrupt, size-off)
+func (rd *reader) topBox(off, size int64) (box, error) {
+	if rd.top++; rd.top > maxTopBoxes {
+		return box{}, fmt.Errorf("%w: more than %d boxes before the moov box", ErrCorrupt, maxTopBoxes)
 	}
-	if err := rd.readAt(h[:8], off); err != nil {
-		return nil, err
-	}
-	n, hdr := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
-	switch n {
-	case 0:
-		n = size - off
-	case 1:
-		if err := rd.readAt(h[8:16], off+8); err != nil {
-			return nil, err
-		}
-		n, hdr = int64(binary.BigEndian.Uint64(h[8:16])), 16
-	}
-	if n < hdr || n > size-off {
-		return nil, fmt.Errorf("%w: box %q of %d bytes at %d in a file of %d", ErrCorrupt, h[4:8], n, off, size)
-	}
-	if rd.boxes++; rd.boxes > maxBoxes {
-		return nil, fmt.Errorf("%w: more than %d boxes", ErrCorrupt, maxBoxes)
-	}
-	return []box{{typ: string(h[4:8]), off: off, start: off + hdr, end: off + n}}, nil
+	rd.boxes++
+	return rd.header(off, size)
 }
 
 // timed reads a box that starts with a version, flags and the creation and
@@ -401,7 +406,7 @@ func (f *File) readEdit(edts box, movieScale uint32) error {
 		}
 		f.Start = uint64(start)
 		if movieScale > 0 && dur > 0 {
-			f.Length = dur * uint64(f.Timescale) / uint64(movieScale)
+			f.Length = scale(dur, uint64(f.Timescale), uint64(movieScale))
 		}
 		break
 	}
@@ -414,25 +419,39 @@ func (f *File) readEdit(edts box, movieScale uint32) error {
 	return nil
 }
 
+// scale is v*num/den, or the largest uint64 when that does not fit.
+func scale(v, num, den uint64) uint64 {
+	hi, lo := bits.Mul64(v, num)
+	if hi >= den {
+		return math.MaxUint64
+	}
+	q, _ := bits.Div64(hi, lo, den)
+	return q
+}
+
 // readUserData reads moov/udta: the iTunes tags in meta/ilst and Nero
-// chapters (chpl).
-func (f *File) readUserData(udta box) error {
+// chapters (chpl). Damage there costs the tags or the chapters, not the
+// file.
+func (f *File) readUserData(udta box) {
 	rd := &f.rd
 	kids, err := rd.children(udta.start, udta.end)
 	if err != nil {
-		return err
+		return
 	}
 	if chpl, ok := find(kids, "chpl"); ok {
-		p, err := rd.read(chpl, maxSmallBox)
-		if err != nil {
-			return err
+		if p, err := rd.read(chpl, maxSmallBox); err == nil {
+			f.Chapters = neroChapters(p)
 		}
-		f.Chapters = neroChapters(p)
 	}
-	meta, ok := find(kids, "meta")
-	if !ok {
-		return nil
+	if meta, ok := find(kids, "meta"); ok {
+		if err := f.readMeta(meta); err != nil {
+			f.Tags, f.SMPB = Tags{}, File{}.SMPB
+		}
 	}
+}
+
+func (f *File) readMeta(meta box) error {
+	rd := &f.rd
 	// meta is a full box in MP4 and a plain one in QuickTime files.
 	start := meta.start
 	var peek [8]byte

@@ -3,6 +3,7 @@ package mp4
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -161,7 +162,9 @@ func (st *sampleTable) readChunks(rd *reader, kids []box) error {
 		}
 		if len(st.stsc) > 0 {
 			prev := st.stsc[len(st.stsc)-1]
-			sample = prev.firstSample + int(c.firstChunk-prev.firstChunk)*int(prev.perChunk)
+			// At most 2^32 chunks of 2^32 samples: int64 holds it.
+			next := int64(prev.firstSample) + int64(c.firstChunk-prev.firstChunk)*int64(prev.perChunk)
+			sample = int(min(next, int64(st.samples)))
 			c.firstSample = sample
 		}
 		st.stsc = append(st.stsc, c)
@@ -174,7 +177,7 @@ func (st *sampleTable) readChunks(rd *reader, kids []box) error {
 	}
 	if len(st.stsc) > 0 {
 		last := st.stsc[len(st.stsc)-1]
-		if last.firstSample+(chunks-int(last.firstChunk)+1)*int(last.perChunk) < st.samples {
+		if int64(last.firstSample)+(int64(chunks)-int64(last.firstChunk)+1)*int64(last.perChunk) < int64(st.samples) {
 			return fmt.Errorf("%w: the chunks hold fewer than %d samples", ErrCorrupt, st.samples)
 		}
 	}
@@ -251,10 +254,11 @@ func (c *Cursor) sample(i int) (int64, int, error) {
 		return 0, 0, err
 	}
 	off := c.nextOff
-	c.next, c.nextOff = i+1, off+int64(size)
-	if off < 0 || off+int64(size) > c.rd.size {
+	if !within(off, int64(size), c.rd.size) {
+		c.next = -1 // the next sample is found from its chunk again
 		return 0, 0, fmt.Errorf("%w: sample %d at %d+%d beyond the file", ErrCorrupt, i, off, size)
 	}
+	c.next, c.nextOff = i+1, off+int64(size)
 	return off, size, nil
 }
 
@@ -279,10 +283,20 @@ func (c *Cursor) seek(i int) error {
 	if err != nil {
 		return err
 	}
-	for j := first; j < i; j++ {
+	if st.fixed != 0 {
+		// One step, however many samples a chunk claims to hold.
+		if off < 0 || int64(i-first) > (math.MaxInt64-off)/int64(st.fixed) {
+			return fmt.Errorf("%w: sample %d beyond the file", ErrCorrupt, i)
+		}
+		off += int64(i-first) * int64(st.fixed)
+	}
+	for j := first; j < i && st.fixed == 0; j++ {
 		n, err := c.size(j)
 		if err != nil {
 			return err
+		}
+		if off < 0 || int64(n) > math.MaxInt64-off {
+			return fmt.Errorf("%w: sample %d beyond the file", ErrCorrupt, i)
 		}
 		off += int64(n)
 	}

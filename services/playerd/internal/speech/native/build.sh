@@ -155,6 +155,38 @@ for w in "${wanted[@]}"; do
 done
 
 # ---------------------------------------------------------------------- build
+# sources prints what the program for $1 and its data are built from: each
+# Debian package with its version and source package, then their copyright
+# files. eSpeak NG is GPL-3.0-or-later, so whoever has the program must be
+# able to find its corresponding source; the image carries this file beside
+# the voice data (NOTICE.md, section 6, says how to fetch the sources).
+sources() {
+	local a=$1 w name arch deb libc=libc6-dev
+	[ "$a" = "$HOST" ] || libc=libc6-dev-$a-cross
+	echo "storybox-speak ($a) is storybox-speak.c from storybox's repository,"
+	echo "statically linked with these Debian packages' libraries; its data is"
+	echo "taken from espeak-ng-data and libttspico-data."
+	echo
+	echo "package version source-package source-version"
+	for w in "libespeak-ng-dev:$a" "libttspico-dev:$a" "libsonic-dev:$a" "espeak-ng-data:$HOST" libttspico-data:all; do
+		name=${w%%:*} arch=${w##*:}
+		deb=$(compgen -G "$DEBS/${name}_*_${arch}.deb" | sort -V | tail -1)
+		dpkg-deb -W --showformat '${Package} ${Version} ${source:Package} ${source:Version}\n' "$deb"
+	done
+	dpkg-query -W --showformat '${Package} ${Version} ${source:Package} ${source:Version}\n' "$libc"
+	echo
+	echo "Fetch a source package with: apt-get source SOURCE-PACKAGE=SOURCE-VERSION"
+	echo "(Debian $(cat /etc/debian_version 2>/dev/null || echo '?'); every version is also on snapshot.debian.org)."
+	local f
+	for f in "$ROOT/$a/usr/share/doc"/*/copyright "$ROOT/all/usr/share/doc"/*/copyright "$ROOT/data/usr/share/doc"/*/copyright; do
+		[ -f "$f" ] || continue
+		echo
+		echo "==== $(basename "$(dirname "$f")"): debian/copyright"
+		echo
+		cat "$f"
+	done
+}
+
 for a in $ARCHES; do
 	cc=gcc
 	[ "$a" = "$HOST" ] || cc=${TRIPLET[$a]}-gcc
@@ -166,6 +198,8 @@ for a in $ARCHES; do
 		-I"$ROOT/$a/usr/include" -o "$d/storybox-speak" "$HERE/storybox-speak.c" \
 		"$lib/libttspico.a" "$lib/libespeak-ng.a" "$lib/libsonic.a" -lm -lpthread
 	"${cc%gcc}strip" "$d/storybox-speak" 2>/dev/null || strip "$d/storybox-speak" 2>/dev/null || true
+
+	sources "$a" >"$d/data/SOURCES.txt"
 
 	for loc in $PICO_LOCALES; do
 		cp "$ROOT/all/usr/share/pico/lang/${loc}"_*.bin "$d/data/pico/"

@@ -1,0 +1,29 @@
+package aac
+
+import (
+	"math"
+	"testing"
+)
+
+// FuzzDecoder's check of the output fails on values that are no number and
+// on values far beyond full scale, in either channel, and lets ordinary
+// overshoot pass.
+func TestCheckPCM(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, c := range []struct {
+		pcm [][]float32
+		bad bool
+	}{
+		{[][]float32{{0, 0.5}, {-1, 1}}, false},
+		{[][]float32{{1.5, -3}, {1e6}}, false},
+		{[][]float32{{0.1}, {float32(math.NaN())}}, true},
+		{[][]float32{{inf}}, true},
+		{[][]float32{{0}, {-inf}}, true},
+		{[][]float32{{3e9}, {0}}, true},
+		{[][]float32{{0}, {-1.01e9}}, true},
+	} {
+		if err := checkPCM(c.pcm); (err != nil) != c.bad {
+			t.Errorf("%v: %v", c.pcm, err)
+		}
+	}
+}
