@@ -114,7 +114,7 @@ func TestAdminPageInChromium(t *testing.T) {
 		t.Errorf("max_volume after saving 42 in the page: %v", v)
 	}
 	run("bad setting", chromedp.SetValue(css("#set-time_zone"), "Mars/Olympus"),
-		chromedp.Click(css("#settings-save")), text("#settings-err", "time_zone"))
+		chromedp.Click(css("#settings-save")), text("#settings-err", "Zeitzone: bitte eine Zeitzone"))
 	if v := getJSON[map[string]any](t, base+"/api/info")["max_volume"]; v != 42.0 {
 		t.Errorf("a refused save changed max_volume to %v", v)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 )
 
@@ -30,7 +31,7 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 		Messages:     core.Messages(),
 		Home:         display.HomeFunc(func(context.Context) (home.Home, error) { return core.Home(), nil }),
 		Covers:       core.Catalog(),
-		Lang:         core.Settings().Get().Language,
+		Lang:         lang.Of(core.Settings().Get().Language).UI,
 		OnError:      func(err error) { log.Warn("display", "error", err) },
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,

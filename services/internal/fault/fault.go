@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -64,7 +65,31 @@ type Error struct {
 	Cause error
 	// RetryAfter, when set, tells a client when trying again makes sense.
 	RetryAfter time.Duration
+	// Code, when set, names this failure for programs: a stable word
+	// ("wrong_password") a client may translate, where Msg is English
+	// and may change. See CodeOf.
+	Code string
 }
+
+// Coded sets e's Code and returns e, for a package's sentinel errors.
+func (e *Error) Coded(code string) *Error {
+	e.Code = code
+	return e
+}
+
+// CodeOf is err's code for programs: the Code of the outermost *Error in
+// its chain (the one that decides the kind), else its kind's, with "_"
+// for spaces ("not_found").
+func CodeOf(err error) string {
+	var fe *Error
+	if errors.As(err, &fe) && fe.Code != "" {
+		return fe.Code
+	}
+	return KindCode(KindOf(err))
+}
+
+// KindCode is k's code for programs: "invalid", "not_found", "too_large".
+func KindCode(k Kind) string { return strings.ReplaceAll(string(k), " ", "_") }
 
 func (e *Error) Error() string {
 	if e.Cause == nil {

@@ -104,3 +104,23 @@ func TestHTTPStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestCodeOf(t *testing.T) {
+	coded := New(Invalid, "invalid password").Coded("wrong_password")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{coded, "wrong_password"},
+		{fmt.Errorf("login: %w", coded), "wrong_password"},
+		{Wrap(Busy, coded, "try later"), "busy"}, // the outer error decides
+		{New(NotFound, "no such folder"), "not_found"},
+		{New(TooLarge, "too big"), "too_large"},
+		{errors.New("plain"), "internal"},
+		{Unavailable, "unavailable"},
+	} {
+		if got := CodeOf(tc.err); got != tc.want {
+			t.Errorf("CodeOf(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -290,8 +290,9 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 		{"POST", "/admin/", 405, "method POST is not allowed on /admin/"},
 	} {
 		code, body, _ := b.call(tc.method, tc.path, "")
-		if code != tc.code || body["error"] != tc.msg || len(body) != 1 {
-			t.Errorf("%s %s: %d %v, want %d {error: %q}", tc.method, tc.path, code, body, tc.code, tc.msg)
+		wantCode := map[int]string{404: "not_found", 405: "method_not_allowed"}[tc.code]
+		if code != tc.code || body["error"] != tc.msg || body["code"] != wantCode || len(body) != 2 {
+			t.Errorf("%s %s: %d %v, want %d {error: %q, code: %q}", tc.method, tc.path, code, body, tc.code, tc.msg, wantCode)
 		}
 	}
 }

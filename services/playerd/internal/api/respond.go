@@ -22,13 +22,14 @@ var jsonBody = answer.Body{Limit: MaxBody}
 // names the rule and until when it holds.
 type errorBody struct {
 	Error  string     `json:"error"`
+	Code   string     `json:"code"` // errorCode: for programs, and the admin page's translation
 	Reason string     `json:"reason,omitempty"`
 	Until  *time.Time `json:"until,omitempty"`
 }
 
 // errorShape is the API's error answer for err.
 func errorShape(err error) (int, any) {
-	body := errorBody{Error: fault.Message(err)}
+	body := errorBody{Error: fault.Message(err), Code: errorCode(err)}
 	var refusal *rules.Refusal
 	if errors.As(err, &refusal) {
 		body.Reason = refusal.Reason

@@ -132,7 +132,7 @@ func (m *Manager) Login(ctx context.Context, addr netip.Addr, password string) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !ok || m.epoch != epoch {
-		return Session{}, fault.New(fault.Unauthorized, "invalid password")
+		return Session{}, fault.New(fault.Unauthorized, "invalid password").Coded("wrong_password")
 	}
 	return m.sessions.add(m.clock.Uptime()), nil
 }

@@ -118,9 +118,9 @@ func checkNewPassword(pw string) error {
 	n := utf8.RuneCountInString(pw)
 	switch {
 	case n < MinPasswordLen:
-		return fault.New(fault.Invalid, "password must contain at least %d characters", MinPasswordLen)
+		return fault.New(fault.Invalid, "password must contain at least %d characters", MinPasswordLen).Coded("password_too_short")
 	case n > MaxPasswordLen:
-		return fault.New(fault.Invalid, "password must contain at most %d characters", MaxPasswordLen)
+		return fault.New(fault.Invalid, "password must contain at most %d characters", MaxPasswordLen).Coded("password_too_long")
 	}
 	return nil
 }

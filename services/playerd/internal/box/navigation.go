@@ -5,13 +5,14 @@ import (
 	"sync/atomic"
 
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 // Home is the home screen's model (GET /api/home, the touch screen): the
 // navigation, the folders a child may see and where each was left.
 func (b *Box) Home() home.Home {
 	folders, resume := b.visible(b.catalog.Folders(), b.saved.Load().Resume)
-	return home.Build(b.Navigation(), folders, resume, b.settings.Get().Language)
+	return home.Build(b.Navigation(), folders, resume, lang.Of(b.settings.Get().Language).UI)
 }
 
 // Navigation is the home screen's navigation: the parent's, or the one

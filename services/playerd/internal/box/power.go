@@ -25,7 +25,7 @@ type Power struct {
 }
 
 // ErrPowerPending refuses a request while another is pending.
-var ErrPowerPending = fault.New(fault.Conflict, "a power action is already scheduled")
+var ErrPowerPending = fault.New(fault.Conflict, "a power action is already scheduled").Coded("power_pending")
 
 func newPower(off, reboot power.Func, log *slog.Logger) *Power {
 	p := &Power{log: log, switches: map[power.Action]power.Func{power.PowerOff: off, power.Reboot: reboot}, pending: make(chan power.Action, 1)}

@@ -2,9 +2,9 @@ package box
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
@@ -45,6 +45,7 @@ func (b *Box) Info() map[string]any {
 	info := map[string]any{
 		"version":             b.cfg.Version,
 		"language":            s.Language,
+		"ui_language":         lang.Of(s.Language).UI,
 		"backend":             "storybox",
 		"simulation":          false,
 		"settings_persistent": true,
@@ -79,4 +80,4 @@ func (b *Box) storage() map[string]any {
 func isConflict(err error) bool { return errors.Is(err, fault.Conflict) }
 
 // german reports a German-speaking box, for what the core says aloud.
-func (b *Box) german() bool { return strings.HasPrefix(b.settings.Get().Language, "de") }
+func (b *Box) german() bool { return lang.Of(b.settings.Get().Language).UI == lang.German }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 )
 
@@ -42,12 +43,13 @@ func (b *Box) newSpeech() *speech.Service {
 }
 
 // voice is the speech settings of the moment: the settings' voice, in the
-// box's language unless the voice names its own.
+// box's language (lang.Of's voice: the language the screen shows, with the
+// tag's region) unless the voice names its own.
 func (b *Box) voice() speech.Settings {
 	s := b.settings.Get()
 	v := speech.Settings{Language: s.Speech.Language, Engine: s.Speech.Engine, Rate: s.Speech.Rate, Pitch: s.Speech.Pitch}
 	if v.Language == "" {
-		v.Language = s.Language
+		v.Language = lang.Of(s.Language).Voice
 	}
 	return v
 }

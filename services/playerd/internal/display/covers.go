@@ -14,6 +14,8 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 	_ "golang.org/x/image/webp"
+
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
 )
 
 // coverCache keeps covers decoded and scaled to the size they are drawn at,
@@ -101,7 +103,7 @@ func (c *coverCache) load(id string, size int) (*image.RGBA, error) {
 	img := scaleSquare(src, size)
 	// Round the corners once here rather than masking on every frame.
 	mask := image.NewAlpha(img.Rect)
-	roundRect(mask, img.Rect, coverRadius, color.Alpha{A: 0xff})
+	paint.RoundRect(mask, img.Rect, coverRadius, color.Alpha{A: 0xff})
 	out := image.NewRGBA(img.Rect)
 	draw.DrawMask(out, out.Rect, img, image.Point{}, mask, image.Point{}, draw.Src)
 	return out, nil

@@ -13,14 +13,16 @@ import (
 	"image"
 	"image/png"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/display/wifisetup"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
@@ -50,7 +52,9 @@ type Options struct {
 	// then only darken the frame).
 	Backlight Backlight
 	Size      image.Point // headless frame size; default 800×480
-	Lang      string      // "de" (default) or "en": tab labels and the screen's own words
+	// Lang is the language of the tab labels and the screen's own words;
+	// default lang.Default. The settings' tag becomes one through lang.Of.
+	Lang lang.Lang
 	// VolumeStep is the volume_delta of the − and + buttons; default 5.
 	VolumeStep float64
 	// HomeEvery is how often the home model is re-read; default 5 s.
@@ -68,7 +72,7 @@ type Options struct {
 	Fingerprint string
 	// Network is netd: while the box is not connected, the home screen
 	// has a Wi-Fi button that opens the setup screen. nil: no button.
-	Network Network
+	Network wifisetup.Network
 }
 
 // Display owns the screen state. Its methods are safe for concurrent use.
@@ -89,11 +93,7 @@ type Display struct {
 	lastFolder string
 	idleOff    time.Duration // Settings.IdleOff
 	brightness int
-	lastActive time.Time  // the last touch or message
-	wifi       *wifiState // the Wi-Fi setup screen while open
-	wifiGen    uint64
-	runAsync   func(func()) // tests: run netd calls inline
-	asyncQ     []func()     // netd calls a tap asked for
+	lastActive time.Time // the last touch or message
 
 	rmu       sync.Mutex // guards drawing: renderer, frame and what is on it
 	r         *renderer
@@ -103,10 +103,10 @@ type Display struct {
 	home      home.Home
 	homeAt    time.Time
 	homeStale bool
-	lit       int // brightness the backlight was set to; -1: unknown
-	netAt     time.Time
-	netOffer  bool        // offer Wi-Fi setup on the home screen
-	netStale  atomic.Bool // read netd's state at the next frame
+	lit       int  // brightness the backlight was set to; -1: unknown
+	netOffer  bool // offer Wi-Fi setup on the home screen
+
+	wifi *wifisetup.Setup // nil without netd
 
 	// shots bounds the screenshots made at once: each holds a copy of
 	// the frame and a PNG encoder, about 2.5 MB at 800×480, which are
@@ -130,9 +130,7 @@ func New(o Options) (*Display, error) {
 	if o.Size.X < 320 || o.Size.Y < 240 {
 		return nil, fmt.Errorf("display: screen %dx%d is too small (at least 320x240)", o.Size.X, o.Size.Y)
 	}
-	if _, ok := textsByLang[o.Lang]; !ok {
-		o.Lang = "de"
-	}
+	o.Lang = known(o.Lang)
 	if o.VolumeStep == 0 {
 		o.VolumeStep = 5
 	}
@@ -148,11 +146,11 @@ func New(o Options) (*Display, error) {
 	if o.Messages == nil {
 		o.Messages = message.NewBoard(o.Now, nil)
 	}
-	f, err := loadFaces()
+	f, err := paint.LoadFaces()
 	if err != nil {
 		return nil, err
 	}
-	return &Display{
+	d := &Display{
 		o:          o,
 		wake:       make(chan struct{}, 1),
 		r:          &renderer{f: f, covers: newCoverCache(o.Covers, 96, o.Now)},
@@ -161,7 +159,11 @@ func New(o Options) (*Display, error) {
 		lastActive: o.Now(),
 		lit:        -1,
 		shots:      gate.New("screenshots", gate.Limits{Run: 2, Wait: 4, Patience: 5 * time.Second}),
-	}, nil
+	}
+	if o.Network != nil {
+		d.wifi = wifisetup.New(wifisetup.Options{Network: o.Network, Now: o.Now, Changed: d.poke})
+	}
+	return d, nil
 }
 
 // Run keeps the screen up to date until ctx ends, and feeds taps from the
@@ -317,7 +319,9 @@ func (d *Display) refresh(ctx context.Context) error {
 	defer d.rmu.Unlock()
 	st := d.o.Player.Status()
 	d.loadHome(ctx, len(st.Queue) > 0)
-	d.loadNet(ctx)
+	if d.wifi != nil {
+		d.netOffer = d.wifi.Offer(ctx)
+	}
 	v := d.build(st)
 	d.light(&v) // also when the frame stays: a new brightness
 	if d.shown != nil && reflect.DeepEqual(*d.shown, v) {
@@ -416,9 +420,10 @@ func (d *Display) build(st player.Status) view {
 		return view{Size: v.Size, Dark: true}
 	}
 	v.Pair = d.pairView(v.Text)
-	if v.Wifi = d.wifiView(); v.Wifi != nil {
-		v.Wifi.Lang = d.o.Lang
-		return v
+	if d.wifi != nil {
+		if v.Wifi = d.wifi.View(d.o.Lang); v.Wifi != nil {
+			return v
+		}
 	}
 
 	if v.Screen == screenPlaying {
@@ -431,7 +436,7 @@ func (d *Display) build(st player.Status) view {
 	if d.tab >= len(cats) {
 		d.tab = 0
 	}
-	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0, Wifi: d.netOffer && d.o.Network != nil}
+	h := homeView{Tab: d.tab, NowPlaying: len(st.Queue) > 0, Wifi: d.netOffer}
 	for _, c := range cats {
 		h.Tabs = append(h.Tabs, label(c.Labels, d.o.Lang, c.ID))
 	}
@@ -470,16 +475,20 @@ func playingFrom(st player.Status) playingView {
 	return p
 }
 
-func label(ls map[string]string, lang, fallback string) string {
-	if s := ls[lang]; s != "" {
+func label(ls map[string]string, l lang.Lang, fallback string) string {
+	if s := l.Pick(ls); s != "" {
 		return s
 	}
-	for _, k := range []string{"de", "en"} {
-		if s := ls[k]; s != "" {
-			return s
-		}
-	}
 	return fallback
+}
+
+// known is l if the screen has words in it; any other value (a tag that
+// did not go through lang.Of) is decided as a tag would be.
+func known(l lang.Lang) lang.Lang {
+	if _, ok := textsByLang[l]; ok {
+		return l
+	}
+	return lang.Of(string(l)).UI
 }
 
 // ShowMessage shows r on the box's message board (see message.Board.Show)
@@ -581,10 +590,8 @@ func redacted(shown *view) (view, bool) {
 		v.Pair = &p
 		secret = true
 	}
-	if v.Wifi != nil && v.Wifi.Pass != "" {
-		w := *v.Wifi
-		w.Pass, w.Show = strings.Repeat("x", len(w.Pass)), false
-		v.Wifi = &w
+	if w, ok := v.Wifi.Redacted(); ok {
+		v.Wifi = w
 		secret = true
 	}
 	return v, secret

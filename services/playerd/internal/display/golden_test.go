@@ -2,29 +2,17 @@ package display
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"image"
 	"image/draw"
-	"image/png"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/displaytest"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden images in testdata/")
-
-// Tolerance of the golden comparison: a pixel differs when a channel is off
-// by more than pixelTol; a screen matches when at most maxDiffPixels differ.
-// This absorbs anti-aliasing changes in x/image, not a moved or missing
-// element (a single tile title is several hundred pixels).
-const (
-	pixelTol      = 24
-	maxDiffPixels = 150
-)
 
 func TestGoldenScreens(t *testing.T) {
 	cases := []struct {
@@ -123,117 +111,10 @@ func showMessage(t testing.TB, d *Display, title, msg string, ms int64) Message 
 
 func checkGolden(t *testing.T, name string, got *image.RGBA) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".png")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := png.Encode(f, got); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want := readPNG(t, path)
-	if n := diffPixels(got, want, got.Bounds()); n > maxDiffPixels {
-		out, err := writeArtifact(name+".png", got)
-		if err != nil {
-			out = fmt.Sprintf("nowhere (%v)", err)
-		}
-		t.Errorf("%s: %d pixels differ from %s (tolerance %d); got written to %s; run go test -update after checking it",
-			name, n, path, maxDiffPixels, out)
-	}
+	displaytest.Golden(t, filepath.Join("testdata", name+".png"), got, *update)
 }
 
-// writeArtifact saves img as build/test-artifacts/display/name in the
-// repository, where it outlives the test (t.TempDir would not) for a person
-// or CI to look at.
-func writeArtifact(name string, img image.Image) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	dir = filepath.Join(dir, "build", "test-artifacts", "display")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, name)
-	f, err := os.Create(out)
-	if err != nil {
-		return "", err
-	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		return "", err
-	}
-	return out, f.Close()
-}
-
-func readPNG(t testing.TB, path string) image.Image {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("%v (create the golden with go test -update)", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
-// diffPixels counts the pixels in r whose colour differs by more than
-// pixelTol in any channel.
-func diffPixels(a, b image.Image, r image.Rectangle) int {
-	if a.Bounds() != b.Bounds() {
-		return r.Dx() * r.Dy()
-	}
-	ra, rb := toRGBA(a), toRGBA(b)
-	n := 0
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		pa := ra.Pix[ra.PixOffset(r.Min.X, y):ra.PixOffset(r.Max.X, y)]
-		pb := rb.Pix[rb.PixOffset(r.Min.X, y):rb.PixOffset(r.Max.X, y)]
-		for i := 0; i < len(pa); i += 4 {
-			if absDiff(pa[i], pb[i]) > pixelTol || absDiff(pa[i+1], pb[i+1]) > pixelTol || absDiff(pa[i+2], pb[i+2]) > pixelTol {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func toRGBA(img image.Image) *image.RGBA {
-	if r, ok := img.(*image.RGBA); ok {
-		return r
-	}
-	r := image.NewRGBA(img.Bounds())
-	draw.Draw(r, r.Rect, img, r.Rect.Min, draw.Src)
-	return r
-}
-
-func absDiff(a, b uint8) uint8 {
-	if a > b {
-		return a - b
-	}
-	return b - a
-}
+func diffPixels(a, b image.Image, r image.Rectangle) int { return displaytest.DiffPixels(a, b, r) }
 
 // BenchmarkRender measures one full 800×480 frame: the now-playing screen
 // with its cover and the message overlay on top (covers come from the
@@ -257,4 +138,20 @@ func BenchmarkRender(b *testing.B) {
 			}
 		})
 	}
+}
+
+func toRGBA(img image.Image) *image.RGBA {
+	if r, ok := img.(*image.RGBA); ok {
+		return r
+	}
+	r := image.NewRGBA(img.Bounds())
+	draw.Draw(r, r.Rect, img, r.Rect.Min, draw.Src)
+	return r
+}
+
+func absDiff(a, b uint8) uint8 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }

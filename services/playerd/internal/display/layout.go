@@ -3,6 +3,8 @@ package display
 import (
 	"image"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/display/wifisetup"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -10,16 +12,17 @@ import (
 // about 5 px per mm). Targets stay at 72 px and more, about 14 mm, so a
 // small child's finger hits them.
 const (
-	bannerH   = 44  // low-battery banner
-	headerH   = 80  // tabs / back button
-	edge      = 12  // outer margin
-	gap       = 14  // between tiles
-	arrowW    = 64  // page arrows left and right of the grid
-	minTile   = 120 // smallest cover edge
-	tileText  = 34  // title line under a cover
-	buttonBig = 104 // play/pause
-	buttonMid = 88  // previous, next, volume
-	sleepW    = 150 // the sleep timer's button
+	bannerH   = 44 // low-battery banner
+	headerH   = paint.HeaderH
+	edge      = paint.Edge
+	gap       = paint.Gap
+	arrowW    = paint.ArrowW // page arrows left and right of the grid
+	minTile   = 120          // smallest cover edge
+	tileText  = 34           // title line under a cover
+	buttonBig = 104          // play/pause
+	buttonMid = 88           // previous, next, volume
+	sleepW    = 150          // the sleep timer's button
+	wifiHomeW = 72           // the home screen's Wi-Fi button
 )
 
 type actionKind int
@@ -34,21 +37,14 @@ const (
 	actDismiss                             // close the message
 	actNone                                // swallow the tap (under a modal card)
 	actCancelPairing                       // cancel the home-automation pairing
-	actWifiOpen                            // open the Wi-Fi setup screen
-	actWifiClose                           // close it
-	actWifiRescan                          // scan again
-	actWifiPage                            // move the list by n pages
-	actWifiPick                            // network n of the scan
-	actWifiKey                             // keyboard key: kind n, character s
-	actWifiRetry                           // back to the keyboard after a failed join
-	actWifiBack                            // back to the list after a failed join
+	actWifi                                // a tap for the Wi-Fi setup: wifi
 )
 
 type action struct {
 	kind actionKind
 	cmd  player.Command
 	n    int
-	s    string
+	wifi wifisetup.Action
 }
 
 // target is a tappable area of the frame on screen.
@@ -183,13 +179,4 @@ func layoutPlaying(c image.Rectangle) playingLayout {
 	l.volUp = image.Rect(right.Max.X-buttonMid, vy, right.Max.X, vy+buttonMid)
 	l.volBar = image.Rect(l.volDown.Max.X+gap, vy+buttonMid/2-9, l.volUp.Min.X-gap, vy+buttonMid/2+9)
 	return l
-}
-
-// messageCard is the box of the message overlay.
-func messageCard(size image.Point) image.Rectangle {
-	w := min(size.X-2*edge, 680)
-	h := min(size.Y-2*edge, 380)
-	x := (size.X - w) / 2
-	y := (size.Y - h) / 2
-	return image.Rect(x, y, x+w, y+h)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -73,14 +74,14 @@ func TestMessageInScreenshot(t *testing.T) {
 		t.Fatalf("active message = %+v, want %+v", got, m)
 	}
 	with := screenshot(t, d)
-	card := messageCard(with.Bounds().Size())
+	card := paint.Card(with.Bounds().Size())
 
 	// The overlay covers the card area completely.
 	if n := diffPixels(with, before, card); n < card.Dx()*card.Dy()*9/10 {
 		t.Fatalf("only %d of %d card pixels changed", n, card.Dx()*card.Dy())
 	}
 	// Text pixels: dark glyph pixels on the light card.
-	if n := countNear(with, card.Inset(28), colCardText); n < 1500 {
+	if n := countNear(with, card.Inset(28), paint.ColCardText); n < 1500 {
 		t.Fatalf("%d text pixels in the card, want many", n)
 	}
 	// The card shows this message: it equals the same message drawn over a

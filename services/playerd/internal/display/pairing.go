@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/image/font"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
@@ -77,37 +78,37 @@ func pairCard(size image.Point) image.Rectangle {
 }
 
 func (r *renderer) pairing(dst *image.RGBA, size image.Point, p *pairView, tx texts) []target {
-	fill(dst, image.Rectangle{Max: size}, colShade)
+	paint.Fill(dst, image.Rectangle{Max: size}, paint.ColShade)
 	card := pairCard(size)
-	roundRect(dst, card, 24, colCard)
-	fill(dst, image.Rect(card.Min.X+24, card.Min.Y, card.Max.X-24, card.Min.Y+8), colAccent)
+	paint.RoundRect(dst, card, 24, paint.ColCard)
+	paint.Fill(dst, image.Rect(card.Min.X+24, card.Min.Y, card.Max.X-24, card.Min.Y+8), paint.ColAccent)
 	in := card.Inset(24)
 	y := in.Min.Y
 	line := func(face font.Face, s string, center bool) {
-		h := lineHeight(face)
-		textBox(dst, face, image.Rect(in.Min.X, y, in.Max.X, y+h), colCardText, s, center)
+		h := paint.LineHeight(face)
+		paint.TextBox(dst, face, image.Rect(in.Min.X, y, in.Max.X, y+h), paint.ColCardText, s, center)
 		y += h
 	}
-	line(r.f.titleBold, tx.PairTitle, true)
+	line(r.f.TitleBold, tx.PairTitle, true)
 	y += 6
 	if p.Code == "" {
-		line(r.f.body, tx.PairWaiting, true)
-		line(r.f.body, tx.PairAllowed+" "+p.Granted, true)
+		line(r.f.Body, tx.PairWaiting, true)
+		line(r.f.Body, tx.PairAllowed+" "+p.Granted, true)
 	} else {
-		line(r.f.body, strings.ReplaceAll(tx.PairWants, "%s", p.Client)+" "+p.Requested, true)
-		line(r.f.body, tx.PairAllowed+" "+p.Granted, true)
+		line(r.f.Body, strings.ReplaceAll(tx.PairWants, "%s", p.Client)+" "+p.Requested, true)
+		line(r.f.Body, tx.PairAllowed+" "+p.Granted, true)
 		y += 4
-		line(r.f.big, p.Code, true)
-		line(r.f.small, tx.PairEnter, true)
+		line(r.f.Big, p.Code, true)
+		line(r.f.Small, tx.PairEnter, true)
 	}
 	// The fingerprint and the button share the bottom.
 	btn := image.Rect(in.Max.X-200, in.Max.Y-56, in.Max.X, in.Max.Y)
-	y = max(y+4, in.Max.Y-3*lineHeight(r.f.small))
-	line(r.f.small, tx.PairFingerprint, false)
-	line(r.f.small, p.Fingerprint[0], false)
-	line(r.f.small, p.Fingerprint[1], false)
-	roundRect(dst, btn, 20, colPanel)
-	textBox(dst, r.f.bodyBold, btn.Inset(8), colText, tx.Cancel, true)
+	y = max(y+4, in.Max.Y-3*paint.LineHeight(r.f.Small))
+	line(r.f.Small, tx.PairFingerprint, false)
+	line(r.f.Small, p.Fingerprint[0], false)
+	line(r.f.Small, p.Fingerprint[1], false)
+	paint.RoundRect(dst, btn, 20, paint.ColPanel)
+	paint.TextBox(dst, r.f.BodyBold, btn.Inset(8), paint.ColText, tx.Cancel, true)
 	// The card takes every tap; only the button does something.
 	return []target{
 		{image.Rectangle{Max: size}, action{kind: actNone}},

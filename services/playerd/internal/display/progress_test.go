@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -54,7 +55,7 @@ func (s *regionScreen) ShowRegion(f *image.RGBA, r image.Rectangle) error {
 func TestProgressRedrawIsExact(t *testing.T) {
 	cases := []struct {
 		size       image.Point
-		lang       string
+		lang       lang.Lang
 		batteryLow bool
 		dur        float64
 		positions  []float64

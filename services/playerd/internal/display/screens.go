@@ -10,7 +10,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/storybox/storybox/services/playerd/internal/display/paint"
+	"github.com/storybox/storybox/services/playerd/internal/display/wifisetup"
 	"github.com/storybox/storybox/services/playerd/internal/home"
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -33,7 +36,7 @@ type view struct {
 	Playing    playingView
 	Msg        *msgView
 	Pair       *pairView
-	Wifi       *wifiView // the Wi-Fi setup screen, over everything but the overlays
+	Wifi       *wifisetup.View // the Wi-Fi setup screen, over everything but the overlays
 	Text       texts
 }
 
@@ -90,15 +93,10 @@ type texts struct {
 	// The sleep timer's button: minutes left ("%d min"), or to the end of
 	// the track or folder.
 	SleepMinutes, SleepTrack, SleepFolder string
-	// The Wi-Fi setup screen. WifiJoining and WifiJoined take the name.
-	WifiTitle, WifiScanning, WifiNone, WifiRescan, WifiConnected, WifiPassword string
-	WifiSpace, WifiShow, WifiHide, WifiConnect                                 string
-	WifiJoiningT, WifiJoining, WifiJoinedT, WifiJoined, WifiFailedT, WifiDone  string
-	WifiRetry, WifiBack                                                        string
 }
 
-var textsByLang = map[string]texts{
-	"de": {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
+var textsByLang = map[lang.Lang]texts{
+	lang.German: {BatteryLow: "Akku fast leer – bitte aufladen", Empty: "Hier ist noch nichts.", Track: "Titel %d von %d",
 		PairTitle: "Home Assistant koppeln", PairWaiting: "Warte auf Home Assistant …", PairWants: "%s möchte:",
 		PairAllowed: "Erlaubt:", PairEnter: "Diesen Code in Home Assistant eingeben", PairFingerprint: "Fingerabdruck (SHA-256):",
 		Cancel:  "Abbrechen",
@@ -106,13 +104,8 @@ var textsByLang = map[string]texts{
 		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
 		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
 		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener.",
-		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge",
-		WifiTitle: "WLAN einrichten", WifiScanning: "Suche …", WifiNone: "Kein WLAN in Reichweite.", WifiRescan: "Neu suchen",
-		WifiConnected: "verbunden", WifiPassword: "WLAN-Passwort", WifiSpace: "Leerzeichen", WifiShow: "Zeigen", WifiHide: "Verbergen",
-		WifiConnect: "Verbinden", WifiJoiningT: "Verbinde …", WifiJoining: "Die Box verbindet sich mit „%s“.",
-		WifiJoinedT: "Verbunden", WifiJoined: "Die Box ist mit „%s“ verbunden.", WifiFailedT: "Nicht verbunden",
-		WifiDone: "Fertig", WifiRetry: "Nochmal", WifiBack: "Zur Liste"},
-	"en": {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
+		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge"},
+	lang.English: {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
 		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
 		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
 		Cancel:  "Cancel",
@@ -120,26 +113,21 @@ var textsByLang = map[string]texts{
 		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
 		Enough: "That's enough for today", EnoughText: "More tomorrow.",
 		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one.",
-		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder",
-		WifiTitle: "Set up Wi-Fi", WifiScanning: "Scanning …", WifiNone: "No Wi-Fi in reach.", WifiRescan: "Scan again",
-		WifiConnected: "connected", WifiPassword: "Wi-Fi password", WifiSpace: "space", WifiShow: "Show", WifiHide: "Hide",
-		WifiConnect: "Connect", WifiJoiningT: "Connecting …", WifiJoining: "The box is joining “%s”.",
-		WifiJoinedT: "Connected", WifiJoined: "The box is connected to “%s”.", WifiFailedT: "Not connected",
-		WifiDone: "Done", WifiRetry: "Try again", WifiBack: "Back to list"},
+		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder"},
 }
 
 // renderer draws views. Not safe for concurrent use.
 type renderer struct {
-	f      *faces
+	f      *paint.Faces
 	covers *coverCache
 }
 
 func (r *renderer) render(dst *image.RGBA, v *view) []target {
 	if v.Dark {
-		fill(dst, dst.Bounds(), color.RGBA{A: 0xff})
+		paint.Fill(dst, dst.Bounds(), color.RGBA{A: 0xff})
 		return nil
 	}
-	fill(dst, dst.Bounds(), colBackground)
+	paint.Fill(dst, dst.Bounds(), paint.ColBackground)
 	c := content(v.Size, v.BatteryLow)
 	var ts []target
 	switch v.Screen {
@@ -149,8 +137,11 @@ func (r *renderer) render(dst *image.RGBA, v *view) []target {
 		ts = r.home(dst, c, &v.Home, v.Text)
 	}
 	if v.Wifi != nil { // a screen of its own: nothing of the player's below reacts
-		fill(dst, c, colBackground)
-		ts = r.wifi(dst, c, v.Wifi, v.Text)
+		paint.Fill(dst, c, paint.ColBackground)
+		ts = ts[:0]
+		for _, t := range wifisetup.Draw(dst, r.f, c, v.Wifi) {
+			ts = append(ts, target{t.R, action{kind: actWifi, wifi: t.Act}})
+		}
 	}
 	if v.BatteryLow {
 		r.battery(dst, v.Size, v.Text.BatteryLow)
@@ -169,29 +160,27 @@ func (r *renderer) home(dst *image.RGBA, c image.Rectangle, h *homeView, tx text
 	var ts []target
 	if h.Wifi {
 		b := wifiButton(l)
-		roundRect(dst, b, 18, colPanelHi)
-		// Drawn into the button only: the icon's cut-outs reach past it.
-		iconWifi(dst.SubImage(b.Inset(6)).(*image.RGBA), b.Inset(18), colAccent, colPanelHi)
-		ts = append(ts, target{b, action{kind: actWifiOpen}})
+		wifisetup.DrawButton(dst, b)
+		ts = append(ts, target{b, action{kind: actWifi, wifi: wifisetup.Open()}})
 		l.tabs.Max.X = b.Min.X - gap
 	}
 	for i, tr := range tabRects(l.tabs, len(h.Tabs)) {
-		bg, fg := colPanel, colText
+		bg, fg := paint.ColPanel, paint.ColText
 		if i == h.Tab {
-			bg, fg = colAccent, colDark
+			bg, fg = paint.ColAccent, paint.ColDark
 		}
-		roundRect(dst, tr, 18, bg)
-		textBox(dst, r.f.bodyBold, tr.Inset(12), fg, h.Tabs[i], true)
+		paint.RoundRect(dst, tr, 18, bg)
+		paint.TextBox(dst, r.f.BodyBold, tr.Inset(12), fg, h.Tabs[i], true)
 		ts = append(ts, target{tr, action{kind: actTab, n: i}})
 	}
 	if h.NowPlaying {
-		roundRect(dst, l.nowPlaying, 18, colPanelHi)
-		iconPlay(dst, l.nowPlaying.Inset(18), colAccent)
+		paint.RoundRect(dst, l.nowPlaying, 18, paint.ColPanelHi)
+		iconPlay(dst, l.nowPlaying.Inset(18), paint.ColAccent)
 		ts = append(ts, target{l.nowPlaying, action{kind: actGoPlaying}})
 	}
 	if len(h.Tiles) == 0 {
 		grid := image.Rect(c.Min.X, l.header.Max.Y, c.Max.X, c.Max.Y)
-		textBox(dst, r.f.title, grid, colTextDim, tx.Empty, true)
+		paint.TextBox(dst, r.f.Title, grid, paint.ColTextDim, tx.Empty, true)
 	}
 	for i, it := range h.Tiles {
 		if i >= len(l.cells) {
@@ -200,16 +189,16 @@ func (r *renderer) home(dst *image.RGBA, c image.Rectangle, h *homeView, tx text
 		cell := l.cells[i]
 		cov := image.Rect(cell.Min.X, cell.Min.Y, cell.Max.X, cell.Min.Y+l.tile)
 		r.cover(dst, cov, coverID(it.Cover), it.Title)
-		textBox(dst, r.f.small, image.Rect(cell.Min.X, cov.Max.Y, cell.Max.X, cell.Max.Y), colText, it.Title, true)
+		paint.TextBox(dst, r.f.Small, image.Rect(cell.Min.X, cov.Max.Y, cell.Max.X, cell.Max.Y), paint.ColText, it.Title, true)
 		ts = append(ts, target{cell, action{kind: actPlayItem, cmd: it.Command}})
 	}
 	if h.Pages > 1 {
 		if h.Page > 0 {
-			iconArrow(dst, l.prev, -1, colAccent)
+			iconArrow(dst, l.prev, -1, paint.ColAccent)
 			ts = append(ts, target{l.prev, action{kind: actPage, n: -1}})
 		}
 		if h.Page < h.Pages-1 {
-			iconArrow(dst, l.next, 1, colAccent)
+			iconArrow(dst, l.next, 1, paint.ColAccent)
 			ts = append(ts, target{l.next, action{kind: actPage, n: 1}})
 		}
 		r.pageDots(dst, l, h.Page, h.Pages)
@@ -222,11 +211,11 @@ func (r *renderer) pageDots(dst *image.RGBA, l homeLayout, page, pages int) {
 	y := l.cells[len(l.cells)-1].Max.Y + 2
 	x0 := (l.header.Min.X+l.header.Max.X)/2 - (pages*step)/2
 	for i := range pages {
-		col := colPanelHi
+		col := paint.ColPanelHi
 		if i == page {
-			col = colAccent
+			col = paint.ColAccent
 		}
-		roundRect(dst, image.Rect(x0+i*step, y, x0+i*step+d, y+d), d/2, col)
+		paint.RoundRect(dst, image.Rect(x0+i*step, y, x0+i*step+d, y+d), d/2, col)
 	}
 }
 
@@ -237,12 +226,12 @@ func (r *renderer) cover(dst *image.RGBA, rect image.Rectangle, id, title string
 		draw.Draw(dst, rect, img, image.Point{}, draw.Over)
 		return
 	}
-	roundRect(dst, rect, coverRadius, placeholderColor(title))
+	paint.RoundRect(dst, rect, coverRadius, placeholderColor(title))
 	initial, _ := utf8.DecodeRuneInString(title)
 	if initial == utf8.RuneError || !unicode.IsPrint(initial) {
 		initial = '♪'
 	}
-	textBox(dst, r.f.big, rect, colText, string(unicode.ToUpper(initial)), true)
+	paint.TextBox(dst, r.f.Big, rect, paint.ColText, string(unicode.ToUpper(initial)), true)
 }
 
 func placeholderColor(s string) color.RGBA {
@@ -258,14 +247,14 @@ func placeholderColor(s string) color.RGBA {
 func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, tx texts) []target {
 	l := layoutPlaying(c)
 	ts := []target{{l.home, action{kind: actGoHome}}}
-	roundRect(dst, l.home, 18, colPanelHi)
-	iconHome(dst, l.home.Inset(16), colAccent)
-	textBox(dst, r.f.titleBold, l.folder, colText, p.Folder, false)
+	paint.RoundRect(dst, l.home, 18, paint.ColPanelHi)
+	paint.IconHome(dst, l.home.Inset(16), paint.ColAccent)
+	paint.TextBox(dst, r.f.TitleBold, l.folder, paint.ColText, p.Folder, false)
 	r.sleepButton(dst, l.sleep, p)
 	ts = append(ts, target{l.sleep, action{kind: actCommand, cmd: p.SleepNext}})
 
 	r.cover(dst, l.cover, p.Cover, p.Folder)
-	textBox(dst, r.f.titleBold, l.title, colText, p.Title, false)
+	paint.TextBox(dst, r.f.TitleBold, l.title, paint.ColText, p.Title, false)
 	sub := ""
 	if p.Count > 0 {
 		sub = fmt.Sprintf(tx.Track, p.Index, p.Count)
@@ -276,41 +265,41 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	if p.Error != "" {
 		sub = p.Error
 	}
-	textBox(dst, r.f.body, l.sub, colTextDim, sub, false)
+	paint.TextBox(dst, r.f.Body, l.sub, paint.ColTextDim, sub, false)
 
 	r.progress(dst, l, p)
 
-	button := func(rect image.Rectangle, bg color.RGBA) { roundRect(dst, rect, rect.Dx()/2, bg) }
-	button(l.prev, colPanelHi)
-	iconSkip(dst, l.prev.Inset(26), -1, colText)
-	button(l.play, colAccent)
+	button := func(rect image.Rectangle, bg color.RGBA) { paint.RoundRect(dst, rect, rect.Dx()/2, bg) }
+	button(l.prev, paint.ColPanelHi)
+	iconSkip(dst, l.prev.Inset(26), -1, paint.ColText)
+	button(l.play, paint.ColAccent)
 	if p.State == player.Playing || p.State == player.Buffering {
-		iconPause(dst, l.play.Inset(32), colDark)
+		iconPause(dst, l.play.Inset(32), paint.ColDark)
 	} else {
-		iconPlay(dst, l.play.Inset(30), colDark)
+		iconPlay(dst, l.play.Inset(30), paint.ColDark)
 	}
-	button(l.next, colPanelHi)
-	iconSkip(dst, l.next.Inset(26), 1, colText)
+	button(l.next, paint.ColPanelHi)
+	iconSkip(dst, l.next.Inset(26), 1, paint.ColText)
 	ts = append(ts,
 		target{l.prev, action{kind: actCommand, cmd: player.Command{Action: player.ActPrevious}}},
 		target{l.play, action{kind: actCommand, cmd: player.Command{Action: player.ActToggle}}},
 		target{l.next, action{kind: actCommand, cmd: player.Command{Action: player.ActNext}}},
 	)
 
-	button(l.volDown, colPanelHi)
-	fill(dst, centered(l.volDown, 30, 8), colText)
-	button(l.volUp, colPanelHi)
-	fill(dst, centered(l.volUp, 30, 8), colText)
-	fill(dst, centered(l.volUp, 8, 30), colText)
+	button(l.volDown, paint.ColPanelHi)
+	paint.Fill(dst, paint.Centered(l.volDown, 30, 8), paint.ColText)
+	button(l.volUp, paint.ColPanelHi)
+	paint.Fill(dst, paint.Centered(l.volUp, 30, 8), paint.ColText)
+	paint.Fill(dst, paint.Centered(l.volUp, 8, 30), paint.ColText)
 	down, up := -p.Step, p.Step
 	ts = append(ts,
 		target{l.volDown, action{kind: actCommand, cmd: player.Command{Action: player.ActVolumeDelta, Value: &down}}},
 		target{l.volUp, action{kind: actCommand, cmd: player.Command{Action: player.ActVolumeDelta, Value: &up}}},
 	)
-	roundRect(dst, l.volBar, 9, colPanel)
+	paint.RoundRect(dst, l.volBar, 9, paint.ColPanel)
 	if p.MaxVol > 0 && p.Volume > 0 {
 		w := l.volBar.Dx() * min(p.Volume, p.MaxVol) / p.MaxVol
-		roundRect(dst, image.Rect(l.volBar.Min.X, l.volBar.Min.Y, l.volBar.Min.X+max(w, 18), l.volBar.Max.Y), 9, colAccent)
+		paint.RoundRect(dst, image.Rect(l.volBar.Min.X, l.volBar.Min.Y, l.volBar.Min.X+max(w, 18), l.volBar.Max.Y), 9, paint.ColAccent)
 	}
 	return ts
 }
@@ -320,15 +309,15 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 // progressArea, so redrawing that area alone (renderProgress) gives the
 // same pixels as a whole frame.
 func (r *renderer) progress(dst *image.RGBA, l playingLayout, p *playingView) {
-	roundRect(dst, l.progress, 7, colPanel)
+	paint.RoundRect(dst, l.progress, 7, paint.ColPanel)
 	if p.Dur > 0 {
 		w := l.progress.Dx() * min(p.Pos, p.Dur) / p.Dur
 		if w > 0 {
-			roundRect(dst, image.Rect(l.progress.Min.X, l.progress.Min.Y, l.progress.Min.X+max(w, 14), l.progress.Max.Y), 7, colAccent)
+			paint.RoundRect(dst, image.Rect(l.progress.Min.X, l.progress.Min.Y, l.progress.Min.X+max(w, 14), l.progress.Max.Y), 7, paint.ColAccent)
 		}
-		text(dst, r.f.small, l.times.Min.X, l.times.Max.Y-4, colTextDim, clock(p.Pos))
+		paint.Text(dst, r.f.Small, l.times.Min.X, l.times.Max.Y-4, paint.ColTextDim, clock(p.Pos))
 		d := clock(p.Dur)
-		text(dst, r.f.small, l.times.Max.X-measure(r.f.small, d), l.times.Max.Y-4, colTextDim, d)
+		paint.Text(dst, r.f.Small, l.times.Max.X-paint.Measure(r.f.Small, d), l.times.Max.Y-4, paint.ColTextDim, d)
 	}
 }
 
@@ -345,7 +334,7 @@ func (r *renderer) renderProgress(dst *image.RGBA, v *view) image.Rectangle {
 	l := layoutPlaying(content(v.Size, v.BatteryLow))
 	area := progressArea(l).Intersect(dst.Rect)
 	sub := dst.SubImage(area).(*image.RGBA)
-	fill(sub, area, colBackground)
+	paint.Fill(sub, area, paint.ColBackground)
 	r.progress(sub, l, &v.Playing)
 	return area
 }
@@ -367,41 +356,41 @@ func onlyProgress(shown, v *view) bool {
 
 func (r *renderer) battery(dst *image.RGBA, size image.Point, msg string) {
 	b := image.Rect(0, 0, size.X, bannerH)
-	fill(dst, b, colWarn)
+	paint.Fill(dst, b, paint.ColWarn)
 	// A battery outline with an almost empty charge, then the words.
 	icon := image.Rect(edge, 10, edge+44, bannerH-10)
-	fill(dst, icon, colText)
-	fill(dst, icon.Inset(3), colWarn)
-	fill(dst, image.Rect(icon.Max.X, icon.Min.Y+7, icon.Max.X+4, icon.Max.Y-7), colText)
-	fill(dst, image.Rect(icon.Min.X+5, icon.Min.Y+5, icon.Min.X+12, icon.Max.Y-5), colText)
-	textBox(dst, r.f.bodyBold, image.Rect(icon.Max.X+gap+4, 0, size.X-edge, bannerH), colText, msg, false)
+	paint.Fill(dst, icon, paint.ColText)
+	paint.Fill(dst, icon.Inset(3), paint.ColWarn)
+	paint.Fill(dst, image.Rect(icon.Max.X, icon.Min.Y+7, icon.Max.X+4, icon.Max.Y-7), paint.ColText)
+	paint.Fill(dst, image.Rect(icon.Min.X+5, icon.Min.Y+5, icon.Min.X+12, icon.Max.Y-5), paint.ColText)
+	paint.TextBox(dst, r.f.BodyBold, image.Rect(icon.Max.X+gap+4, 0, size.X-edge, bannerH), paint.ColText, msg, false)
 }
 
 func (r *renderer) message(dst *image.RGBA, size image.Point, m *msgView) []target {
-	fill(dst, image.Rectangle{Max: size}, colShade)
-	card := messageCard(size)
-	roundRect(dst, card, 24, colCard)
-	fill(dst, image.Rect(card.Min.X+24, card.Min.Y, card.Max.X-24, card.Min.Y+8), colAccent)
+	paint.Fill(dst, image.Rectangle{Max: size}, paint.ColShade)
+	card := paint.Card(size)
+	paint.RoundRect(dst, card, 24, paint.ColCard)
+	paint.Fill(dst, image.Rect(card.Min.X+24, card.Min.Y, card.Max.X-24, card.Min.Y+8), paint.ColAccent)
 	inner := card.Inset(28)
 	y := inner.Min.Y
 	if m.Title != "" {
-		th := lineHeight(r.f.titleBold)
-		textBox(dst, r.f.titleBold, image.Rect(inner.Min.X, y, inner.Max.X, y+th), colCardText, m.Title, true)
+		th := paint.LineHeight(r.f.TitleBold)
+		paint.TextBox(dst, r.f.TitleBold, image.Rect(inner.Min.X, y, inner.Max.X, y+th), paint.ColCardText, m.Title, true)
 		y += th + 10
 	}
-	lh := lineHeight(r.f.title)
-	lines := wrap(r.f.title, m.Text, inner.Dx())
+	lh := paint.LineHeight(r.f.Title)
+	lines := paint.Wrap(r.f.Title, m.Text, inner.Dx())
 	fit := max(1, (inner.Max.Y-y)/lh)
 	if len(lines) > fit {
 		lines = lines[:fit]
-		lines[fit-1] = ellipsize(r.f.title, lines[fit-1]+" …", inner.Dx())
+		lines[fit-1] = paint.Ellipsize(r.f.Title, lines[fit-1]+" …", inner.Dx())
 	}
 	// Centre the block of lines in the space left.
 	y += (inner.Max.Y - y - len(lines)*lh) / 2
-	asc := r.f.title.Metrics().Ascent.Ceil()
+	asc := r.f.Title.Metrics().Ascent.Ceil()
 	for _, ln := range lines {
-		x := inner.Min.X + (inner.Dx()-measure(r.f.title, ln))/2
-		text(dst, r.f.title, x, y+asc, colCardText, ln)
+		x := inner.Min.X + (inner.Dx()-paint.Measure(r.f.Title, ln))/2
+		paint.Text(dst, r.f.Title, x, y+asc, paint.ColCardText, ln)
 		y += lh
 	}
 	// Any tap closes the message; nothing underneath reacts.
@@ -415,20 +404,15 @@ func clock(sec int) string {
 	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }
 
-func centered(r image.Rectangle, w, h int) image.Rectangle {
-	c := r.Min.Add(r.Max).Div(2)
-	return image.Rect(c.X-w/2, c.Y-h/2, c.X-w/2+w, c.Y-h/2+h)
-}
-
 func iconPlay(dst draw.Image, r image.Rectangle, c color.Color) {
 	x0, y0, x1, y1 := float32(r.Min.X)+float32(r.Dx())/8, float32(r.Min.Y), float32(r.Max.X), float32(r.Max.Y)
-	polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
+	paint.Polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
 }
 
 func iconPause(dst draw.Image, r image.Rectangle, c color.Color) {
 	w := r.Dx() / 3
-	fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+w, r.Max.Y), c)
-	fill(dst, image.Rect(r.Max.X-w, r.Min.Y, r.Max.X, r.Max.Y), c)
+	paint.Fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+w, r.Max.Y), c)
+	paint.Fill(dst, image.Rect(r.Max.X-w, r.Min.Y, r.Max.X, r.Max.Y), c)
 }
 
 // iconSkip draws ⏮ (dir -1) or ⏭ (dir 1).
@@ -437,58 +421,47 @@ func iconSkip(dst draw.Image, r image.Rectangle, dir int, c color.Color) {
 	x0, x1 := float32(r.Min.X), float32(r.Max.X-bar)
 	y0, y1 := float32(r.Min.Y), float32(r.Max.Y)
 	if dir > 0 {
-		polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
-		fill(dst, image.Rect(r.Max.X-bar, r.Min.Y, r.Max.X, r.Max.Y), c)
+		paint.Polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
+		paint.Fill(dst, image.Rect(r.Max.X-bar, r.Min.Y, r.Max.X, r.Max.Y), c)
 		return
 	}
 	x0, x1 = float32(r.Min.X+bar), float32(r.Max.X)
-	polygon(dst, c, [2]float32{x1, y0}, [2]float32{x0, (y0 + y1) / 2}, [2]float32{x1, y1})
-	fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+bar, r.Max.Y), c)
+	paint.Polygon(dst, c, [2]float32{x1, y0}, [2]float32{x0, (y0 + y1) / 2}, [2]float32{x1, y1})
+	paint.Fill(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+bar, r.Max.Y), c)
 }
 
 func iconArrow(dst draw.Image, r image.Rectangle, dir int, c color.Color) {
-	box := centered(r, 28, 56)
+	box := paint.Centered(r, 28, 56)
 	x0, x1 := float32(box.Min.X), float32(box.Max.X)
 	y0, y1 := float32(box.Min.Y), float32(box.Max.Y)
 	if dir < 0 {
 		x0, x1 = x1, x0
 	}
-	polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
-}
-
-func iconHome(dst draw.Image, r image.Rectangle, c color.Color) {
-	x0, x1 := float32(r.Min.X), float32(r.Max.X)
-	y0, y1 := float32(r.Min.Y), float32(r.Max.Y)
-	mid := (x0 + x1) / 2
-	roof := y0 + (y1-y0)*0.45
-	polygon(dst, c, [2]float32{mid, y0}, [2]float32{x1, roof}, [2]float32{x0, roof})
-	w := r.Dx() * 2 / 3
-	body := image.Rect(r.Min.X+(r.Dx()-w)/2, int(roof)-1, r.Min.X+(r.Dx()-w)/2+w, r.Max.Y)
-	fill(dst, body, c)
+	paint.Polygon(dst, c, [2]float32{x0, y0}, [2]float32{x1, (y0 + y1) / 2}, [2]float32{x0, y1})
 }
 
 // sleepButton draws the sleep timer's button: a moon, and while a timer is
 // set, what is left of it on an accent background.
 func (r *renderer) sleepButton(dst *image.RGBA, b image.Rectangle, p *playingView) {
-	bg, fg := colPanelHi, colAccent
+	bg, fg := paint.ColPanelHi, paint.ColAccent
 	if p.SleepOn {
-		bg, fg = colAccent, colDark
+		bg, fg = paint.ColAccent, paint.ColDark
 	}
-	roundRect(dst, b, 18, bg)
+	paint.RoundRect(dst, b, 18, bg)
 	icon := image.Rect(b.Min.X+14, b.Min.Y+14, b.Min.X+b.Dy()-14, b.Max.Y-14)
 	if p.Sleep == "" {
-		icon = centered(b, icon.Dx(), icon.Dy())
+		icon = paint.Centered(b, icon.Dx(), icon.Dy())
 	}
 	iconMoon(dst, icon, fg, bg)
 	if p.Sleep != "" {
-		textBox(dst, r.f.body, image.Rect(icon.Max.X+6, b.Min.Y, b.Max.X-10, b.Max.Y), fg, p.Sleep, true)
+		paint.TextBox(dst, r.f.Body, image.Rect(icon.Max.X+6, b.Min.Y, b.Max.X-10, b.Max.Y), fg, p.Sleep, true)
 	}
 }
 
 // iconMoon is a crescent: a disc with a disc of the background taken out.
 func iconMoon(dst *image.RGBA, r image.Rectangle, c, bg color.RGBA) {
 	d := min(r.Dx(), r.Dy())
-	roundRect(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+d, r.Min.Y+d), d/2, c)
+	paint.RoundRect(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+d, r.Min.Y+d), d/2, c)
 	off := d / 3
-	roundRect(dst, image.Rect(r.Min.X+off, r.Min.Y-off/2, r.Min.X+off+d, r.Min.Y-off/2+d), d/2, bg)
+	paint.RoundRect(dst, image.Rect(r.Min.X+off, r.Min.Y-off/2, r.Min.X+off+d, r.Min.Y-off/2+d), d/2, bg)
 }

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 )
 
 // Settings are what a parent sets for the screen (the display part of the
 // settings document), applied at once.
 type Settings struct {
-	Lang string // "de" or "en"; others fall back to "de"
+	Lang lang.Lang // a value lang.Of did not give is decided as a tag
 	// IdleOff darkens the screen after this long without a touch or a
 	// message (0: never). Playing does not keep it on: a child falls
 	// asleep to an audio play in a dark room. The first touch on a dark
@@ -33,9 +34,7 @@ type Backlight interface {
 
 // Apply makes s current.
 func (d *Display) Apply(s Settings) {
-	if _, ok := textsByLang[s.Lang]; !ok {
-		s.Lang = "de"
-	}
+	s.Lang = known(s.Lang)
 	if s.Brightness < 1 || s.Brightness > 100 {
 		s.Brightness = 100
 	}
@@ -119,5 +118,5 @@ func (b *SysBacklight) SetBrightness(percent int) error {
 
 // SettingsOf is the screen's part of the parent's settings.
 func SettingsOf(s settings.Settings) Settings {
-	return Settings{Lang: s.Language, IdleOff: time.Duration(s.Display.IdleOffMinutes) * time.Minute, Brightness: s.Display.Brightness}
+	return Settings{Lang: lang.Of(s.Language).UI, IdleOff: time.Duration(s.Display.IdleOffMinutes) * time.Minute, Brightness: s.Display.Brightness}
 }

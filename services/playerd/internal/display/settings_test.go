@@ -5,10 +5,15 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/lang"
+	"github.com/storybox/storybox/services/playerd/internal/lang/langtest"
+	"github.com/storybox/storybox/services/playerd/internal/settings"
 )
 
 type fakeBacklight struct {
@@ -102,8 +107,45 @@ func TestApplyLanguage(t *testing.T) {
 		t.Error("the language change changed no pixel (tab labels are per language)")
 	}
 	d.Apply(Settings{Lang: "xx"})
-	if diffPixels(de, snap(t, d), de.Bounds()) != 0 {
-		t.Error("an unknown language does not fall back to German")
+	if diffPixels(en, snap(t, d), de.Bounds()) != 0 {
+		t.Error("an unknown language does not fall back as lang.Of decides (English)")
+	}
+}
+
+// TestLanguageOfEveryTag: the screen speaks the language lang.Of decides
+// for the settings' tag, its own words and the tab labels, for every kind
+// of tag the settings accept. With language en-GB the screen was German.
+func TestLanguageOfEveryTag(t *testing.T) {
+	for _, tag := range langtest.Tags {
+		t.Run(tag, func(t *testing.T) {
+			want := lang.Of(tag).UI
+			d, _ := newTestDisplay(t, newFakePlayer(idleStatus()), nil)
+			st := settings.Defaults()
+			st.Language = tag
+			d.Apply(SettingsOf(st))
+			snap(t, d)
+			d.rmu.Lock()
+			v := *d.shown
+			d.rmu.Unlock()
+			if !reflect.DeepEqual(v.Text, textsByLang[want]) {
+				t.Errorf("the screen's words are %q, want those in %s", v.Text.Empty, want)
+			}
+			wantTab := map[lang.Lang]string{lang.German: "Hörbücher", lang.English: "Audiobooks"}[want]
+			if len(v.Home.Tabs) == 0 || v.Home.Tabs[0] != wantTab {
+				t.Errorf("tabs %q, want the first %q", v.Home.Tabs, wantTab)
+			}
+		})
+	}
+}
+
+// TestTextsInEveryLanguage: the screen has its own words in each language
+// the box decides on, so none falls back silently.
+func TestTextsInEveryLanguage(t *testing.T) {
+	for _, l := range lang.All() {
+		tx, ok := textsByLang[l]
+		if !ok || tx.Empty == "" || tx.BatteryLow == "" || len(tx.Scopes) == 0 {
+			t.Errorf("no words in %s", l)
+		}
 	}
 }
 

@@ -57,17 +57,15 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 			d.mu.Unlock()
 		}
 		return nil
+	case actWifi:
+		if d.wifi != nil {
+			d.wifi.Tap(act.wifi)
+		}
+		return nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch act.kind {
-	case actWifiOpen, actWifiClose, actWifiRescan, actWifiPage, actWifiPick, actWifiKey, actWifiRetry, actWifiBack:
-		if d.o.Network != nil {
-			d.wifiTap(act)
-			d.mu.Unlock()
-			d.startAsync()
-			d.mu.Lock()
-		}
 	case actTab:
 		d.tab, d.page = act.n, 0
 	case actPage:
@@ -106,7 +104,9 @@ func (d *Display) Command(ctx context.Context, cmd player.Command) error {
 // ShowRefusal says in the child's words why nothing plays: after a refused
 // tap, and when a rule ended the music.
 func (d *Display) ShowRefusal(r *rules.Refusal) {
+	d.mu.Lock()
 	tx := textsByLang[d.o.Lang]
+	d.mu.Unlock()
 	title, text := tx.Locked, tx.LockedText
 	switch r.Reason {
 	case rules.ReasonBedtime:

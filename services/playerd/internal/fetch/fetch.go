@@ -55,7 +55,7 @@ func (p Policy) Saved() Policy {
 const MaxURL = 2048
 
 // ErrForbidden reports a URL or an address the box will not fetch from.
-var ErrForbidden = fault.New(fault.Invalid, "address not allowed")
+var ErrForbidden = fault.New(fault.Invalid, "address not allowed").Coded("address_not_allowed")
 
 // CheckURL parses raw and checks what can be checked without the network:
 // http or https, a host, no credentials, and a literal address or a name

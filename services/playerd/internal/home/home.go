@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -132,7 +133,7 @@ func slug(s string) string {
 
 // Build makes the model. Empty rows and categories are left out, so a child
 // never sees an empty screen section.
-func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePoint, lang string) Home {
+func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePoint, l lang.Lang) Home {
 	h := Home{Categories: []Category{}}
 	for _, cc := range c.Categories {
 		cat := Category{ID: cc.ID, Labels: cc.Labels, Rows: []Row{}}
@@ -140,7 +141,7 @@ func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePo
 			row := Row{ID: rc.ID, Labels: rc.Labels}
 			switch rc.Provider {
 			case ProviderLibrary:
-				row.Items = folderItems(folders, rc.SourceRef, lang)
+				row.Items = folderItems(folders, rc.SourceRef, wordsIn(l))
 			case ProviderResume:
 				n, err := strconv.Atoi(rc.SourceRef)
 				if err != nil {
@@ -148,7 +149,7 @@ func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePo
 				}
 				row.Items = resumeItems(folders, resume, n)
 			case ProviderRadio, ProviderPodcasts:
-				row.Items = streamItems(folders, rc.Provider, lang)
+				row.Items = streamItems(folders, rc.Provider, wordsIn(l))
 			}
 			if len(row.Items) > 0 {
 				cat.Rows = append(cat.Rows, row)
@@ -161,7 +162,33 @@ func Build(c *Config, folders []library.Folder, resume map[string]state.ResumePo
 	return h
 }
 
-func folderItems(folders []library.Folder, under, lang string) []Item {
+// words are the tiles' subtitles in one language: counts of one and of
+// more, a station's.
+type words struct{ track, tracks, episode, episodes, live string }
+
+var wordsByLang = map[lang.Lang]words{
+	lang.German:  {track: "1 Titel", tracks: "%d Titel", episode: "1 Folge", episodes: "%d Folgen", live: "Live-Radio"},
+	lang.English: {track: "1 track", tracks: "%d tracks", episode: "1 episode", episodes: "%d episodes", live: "Live radio"},
+}
+
+// count is n things: one, or many (a format taking n).
+func count(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
+}
+
+// wordsIn is the subtitles in l, or in the language lang.Of decides for
+// a value that did not come from it.
+func wordsIn(l lang.Lang) words {
+	if w, ok := wordsByLang[l]; ok {
+		return w
+	}
+	return wordsByLang[lang.Of(string(l)).UI]
+}
+
+func folderItems(folders []library.Folder, under string, w words) []Item {
 	prefix := strings.Trim(filepath.ToSlash(under), "/")
 	items := []Item{}
 	for _, f := range folders {
@@ -171,12 +198,8 @@ func folderItems(folders []library.Folder, under, lang string) []Item {
 		if prefix != "" && f.Relative != prefix && !strings.HasPrefix(f.Relative, prefix+"/") {
 			continue
 		}
-		unit := "Titel"
-		if lang != "de" {
-			unit = "tracks"
-		}
 		items = append(items, Item{
-			ID: f.ID, Kind: "local-folder", Title: f.Name, Subtitle: fmt.Sprintf("%d %s", len(f.Tracks), unit),
+			ID: f.ID, Kind: "local-folder", Title: f.Name, Subtitle: count(len(f.Tracks), w.track, w.tracks),
 			Cover: f.Cover, ResumePolicy: "position", Provider: ProviderLibrary, OfflineAvailable: true,
 			Command: player.Command{Action: player.ActFolder, FolderID: f.ID},
 		})
@@ -240,7 +263,7 @@ func progress(f library.Folder, index int, pos float64) int {
 }
 
 // streamItems are the tiles of the parent's stations or podcasts.
-func streamItems(folders []library.Folder, provider, lang string) []Item {
+func streamItems(folders []library.Folder, provider string, w words) []Item {
 	kind, policy := library.KindRadio, library.ResumeNone
 	if provider == ProviderPodcasts {
 		kind, policy = library.KindPodcast, library.ResumePosition
@@ -250,9 +273,9 @@ func streamItems(folders []library.Folder, provider, lang string) []Item {
 		if f.Kind != kind {
 			continue
 		}
-		sub := map[bool]string{true: "Live-Radio", false: "Live radio"}[lang == "de"]
+		sub := w.live
 		if kind == library.KindPodcast {
-			sub = fmt.Sprintf(map[bool]string{true: "%d Folgen", false: "%d episodes"}[lang == "de"], len(f.Tracks))
+			sub = count(len(f.Tracks), w.episode, w.episodes)
 		}
 		items = append(items, Item{
 			ID: f.ID, Kind: kind, Title: f.Name, Subtitle: sub, Cover: f.Cover, ResumePolicy: policy,

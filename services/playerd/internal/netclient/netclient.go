@@ -18,7 +18,7 @@ import (
 )
 
 // ErrUnavailable wraps every failure to reach netd.
-var ErrUnavailable = fault.New(fault.Unavailable, "network service unavailable")
+var ErrUnavailable = fault.New(fault.Unavailable, "network service unavailable").Coded("network_unavailable")
 
 // Client is safe for concurrent use.
 type Client struct {

@@ -35,8 +35,8 @@ const (
 // Errors the v1 API tells apart; each carries the kind of package fault
 // and is matched with errors.Is.
 var (
-	ErrNotEnabled = fault.New(fault.Forbidden, "pairing is not enabled: allow it in the box's admin page first")
-	ErrInProgress = fault.New(fault.Conflict, "another pairing is in progress")
+	ErrNotEnabled = fault.New(fault.Forbidden, "pairing is not enabled: allow it in the box's admin page first").Coded("pairing_not_enabled")
+	ErrInProgress = fault.New(fault.Conflict, "another pairing is in progress").Coded("pairing_in_progress")
 	ErrWrongCode  = fault.New(fault.Forbidden, "wrong pairing code")
 	ErrExpired    = fault.New(fault.NotFound, "this pairing has expired or is no longer valid; start again")
 	ErrNoScope    = fault.New(fault.Forbidden, "none of the requested scopes is allowed on the box")

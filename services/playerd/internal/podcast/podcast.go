@@ -54,7 +54,7 @@ type Episode struct {
 }
 
 // ErrFeed reports a document that is not a podcast feed the box reads.
-var ErrFeed = fault.New(fault.Invalid, "not a podcast feed")
+var ErrFeed = fault.New(fault.Invalid, "not a podcast feed").Coded("not_a_feed")
 
 type rss struct {
 	XMLName xml.Name `xml:"rss"`

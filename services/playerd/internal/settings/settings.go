@@ -109,7 +109,7 @@ func (s Settings) Clone() Settings {
 	return s
 }
 
-func invalid(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }
+func invalid(format string, a ...any) *fault.Error { return fault.New(fault.Invalid, format, a...) }
 
 // Validate checks every field; the error (fault.Invalid) names the first
 // field that is wrong, as its path in the document.
@@ -117,42 +117,42 @@ func (s Settings) Validate() error {
 	a, sp, d := s.Audio, s.Speech, s.Display
 	switch {
 	case s.Version != Version:
-		return invalid("version must be %d, not %d", Version, s.Version)
+		return invalid("version must be %d, not %d", Version, s.Version).Coded("settings_version")
 	case !speech.ValidLanguage(s.Language):
-		return invalid("language must be a language code such as de or en-GB, not %q", s.Language)
+		return invalid("language must be a language code such as de or en-GB, not %q", s.Language).Coded("settings_language")
 	case sp.Language != "" && !speech.ValidLanguage(sp.Language):
-		return invalid("speech.language must be empty (the box's language) or a language code such as de-DE, not %q", sp.Language)
+		return invalid("speech.language must be empty (the box's language) or a language code such as de-DE, not %q", sp.Language).Coded("settings_speech_language")
 	case !slices.Contains(speech.Engines, sp.Engine):
-		return invalid("speech.engine must be one of %s, not %q", strings.Join(speech.Engines, ", "), sp.Engine)
+		return invalid("speech.engine must be one of %s, not %q", strings.Join(speech.Engines, ", "), sp.Engine).Coded("settings_speech_engine")
 	case sp.Rate < speech.MinPercent || sp.Rate > speech.MaxPercent:
-		return invalid("speech.rate must be %d..%d, not %d", speech.MinPercent, speech.MaxPercent, sp.Rate)
+		return invalid("speech.rate must be %d..%d, not %d", speech.MinPercent, speech.MaxPercent, sp.Rate).Coded("settings_speech_rate")
 	case sp.Pitch < speech.MinPercent || sp.Pitch > speech.MaxPercent:
-		return invalid("speech.pitch must be %d..%d, not %d", speech.MinPercent, speech.MaxPercent, sp.Pitch)
+		return invalid("speech.pitch must be %d..%d, not %d", speech.MinPercent, speech.MaxPercent, sp.Pitch).Coded("settings_speech_pitch")
 	case a.MaxVolume < 1 || a.MaxVolume > 100:
-		return invalid("audio.max_volume must be 1..100, not %d", a.MaxVolume)
+		return invalid("audio.max_volume must be 1..100, not %d", a.MaxVolume).Coded("settings_max_volume")
 	case a.StartupVolume < 1 || a.StartupVolume > a.MaxVolume:
-		return invalid("audio.startup_volume must be 1..max_volume (%d), not %d", a.MaxVolume, a.StartupVolume)
+		return invalid("audio.startup_volume must be 1..max_volume (%d), not %d", a.MaxVolume, a.StartupVolume).Coded("settings_startup_volume")
 	case a.AnnouncementVolume < 1 || a.AnnouncementVolume > 100:
-		return invalid("audio.announcement_volume must be 1..100, not %d", a.AnnouncementVolume)
+		return invalid("audio.announcement_volume must be 1..100, not %d", a.AnnouncementVolume).Coded("settings_announcement_volume")
 	case d.IdleOffMinutes < 0 || d.IdleOffMinutes > MaxIdleMinutes:
-		return invalid("display.idle_off_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, d.IdleOffMinutes)
+		return invalid("display.idle_off_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, d.IdleOffMinutes).Coded("settings_idle_off_minutes")
 	case d.Brightness < 1 || d.Brightness > 100:
-		return invalid("display.brightness must be 1..100, not %d", d.Brightness)
+		return invalid("display.brightness must be 1..100, not %d", d.Brightness).Coded("settings_brightness")
 	case s.Power.IdleShutdownMinutes < 0 || s.Power.IdleShutdownMinutes > MaxIdleMinutes:
-		return invalid("power.idle_shutdown_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, s.Power.IdleShutdownMinutes)
+		return invalid("power.idle_shutdown_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, s.Power.IdleShutdownMinutes).Coded("settings_idle_shutdown_minutes")
 	}
 	if _, err := s.Location(); err != nil {
 		return err
 	}
 	if s.HostName != "" && !IsLabel(s.HostName) {
-		return invalid("host_name must be empty or a name of 1..63 letters, digits and inner hyphens, not %q", s.HostName)
+		return invalid("host_name must be empty or a name of 1..63 letters, digits and inner hyphens, not %q", s.HostName).Coded("settings_host_name")
 	}
 	if len(s.AllowedHosts) > MaxAllowedHosts {
-		return invalid("allowed_hosts takes at most %d names, not %d", MaxAllowedHosts, len(s.AllowedHosts))
+		return invalid("allowed_hosts takes at most %d names, not %d", MaxAllowedHosts, len(s.AllowedHosts)).Coded("settings_allowed_hosts_count")
 	}
 	for i, h := range s.AllowedHosts {
 		if !IsHostName(h) {
-			return invalid("allowed_hosts[%d] must be a DNS name such as box.fritz.box (no port, no address), not %q", i, h)
+			return invalid("allowed_hosts[%d] must be a DNS name such as box.fritz.box (no port, no address), not %q", i, h).Coded("settings_allowed_host")
 		}
 	}
 	return nil
@@ -162,11 +162,11 @@ func (s Settings) Validate() error {
 // name validates on the box as on a PC.
 func (s Settings) Location() (*time.Location, error) {
 	if s.TimeZone == "" || s.TimeZone == "Local" || len(s.TimeZone) > maxZoneName {
-		return nil, invalid("time_zone must be an IANA time zone such as Europe/Berlin, not %q", s.TimeZone)
+		return nil, invalid("time_zone must be an IANA time zone such as Europe/Berlin, not %q", s.TimeZone).Coded("settings_time_zone")
 	}
 	loc, err := time.LoadLocation(s.TimeZone)
 	if err != nil {
-		return nil, invalid("time_zone must be an IANA time zone such as Europe/Berlin, not %q", s.TimeZone)
+		return nil, invalid("time_zone must be an IANA time zone such as Europe/Berlin, not %q", s.TimeZone).Coded("settings_time_zone")
 	}
 	return loc, nil
 }

@@ -33,15 +33,15 @@ const DefaultLanguage = "de-DE"
 // Errors of Speak, each of a fault kind the API maps to a status.
 var (
 	// ErrEmpty: the text is missing or only whitespace.
-	ErrEmpty = fault.New(fault.Invalid, "text is empty")
+	ErrEmpty = fault.New(fault.Invalid, "text is empty").Coded("speech_empty")
 	// ErrTooLong: the text is longer than MaxTextRunes.
-	ErrTooLong = fault.New(fault.Invalid, "text is longer than %d characters", MaxTextRunes)
+	ErrTooLong = fault.New(fault.Invalid, "text is longer than %d characters", MaxTextRunes).Coded("speech_too_long")
 	// ErrLanguage: the language tag is malformed or no voice speaks it.
-	ErrLanguage = fault.New(fault.Invalid, "language not available")
+	ErrLanguage = fault.New(fault.Invalid, "language not available").Coded("speech_language")
 	// ErrUnavailable: no voice can render speech at all.
-	ErrUnavailable = fault.New(fault.Unavailable, "no voice available")
+	ErrUnavailable = fault.New(fault.Unavailable, "no voice available").Coded("speech_unavailable")
 	// ErrBusy: the announcement queue is full; it drains within seconds.
-	ErrBusy = fault.Retry(fault.Busy, 5*time.Second, "too many announcements waiting")
+	ErrBusy = fault.Retry(fault.Busy, 5*time.Second, "too many announcements waiting").Coded("speech_busy")
 	// ErrClosed: the service has shut down.
 	ErrClosed = fault.New(fault.Unavailable, "speech service is shut down")
 )

@@ -22,7 +22,7 @@ const (
 
 // ErrHLS reports an HTTP Live Streaming playlist: segments of AAC in MPEG-TS
 // or MP4, which the box does not play.
-var ErrHLS = fault.New(fault.Unsupported, "HLS streams (.m3u8 with segments) cannot be played; ask the station for an MP3 or Ogg stream")
+var ErrHLS = fault.New(fault.Unsupported, "HLS streams (.m3u8 with segments) cannot be played; ask the station for an MP3 or Ogg stream").Coded("hls")
 
 // playlistKind says whether a response is a playlist: "m3u", "pls" or "".
 // The content type decides, else the URL's extension, else the first bytes.

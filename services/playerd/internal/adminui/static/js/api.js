@@ -1,13 +1,14 @@
 // The page's one way to the box. JSON bodies go as application/json; the
 // session is the HttpOnly cookie the box sets, sent because the page and
 // the API share an origin.
-import { t } from './i18n.js';
+import { t, has } from './i18n.js';
 
 export class ApiError extends Error {
-  constructor(status, message, retryAfter, raw) {
+  constructor(status, message, retryAfter, raw, code) {
     super(message);
     this.status = status;
     this.retryAfter = retryAfter;
+    this.code = code;
     // The box's own words, which start with the field they are about.
     this.raw = raw ?? message;
   }
@@ -67,19 +68,28 @@ async function finish(path, status, ctype, retryAfter, json) {
   if (status >= 200 && status < 300) return data;
   const msg = (data && (data.error || data.message)) || `HTTP ${status}`;
   if (status === 401 && !passwordPaths.has(path)) hooks.unauthorized();
-  throw new ApiError(status, explain(status, msg, retryAfter), retryAfter, msg);
+  const code = (data && data.code) || '';
+  throw new ApiError(status, explain(status, msg, retryAfter, code), retryAfter, msg, code);
 }
 
-// explain puts the box's message in a sentence a parent understands; the
-// box's own words stay, they name what was wrong.
-function explain(status, msg, retryAfter) {
-  const hint = {
-    401: t('err.401'), 403: t('err.403'), 409: t('err.409'), 413: t('err.413'),
-    415: t('err.415'), 429: t('err.429'), 502: t('err.502'), 503: t('err.503'),
-  }[status];
-  let s = hint ? `${hint}: ${msg}` : msg;
+// explain says what went wrong in the page's language, by the box's error
+// code (the message is English): a code of its own is said in the page's
+// words alone; a kind goes before the box's words, which name the field
+// or the value that was wrong. A code the page does not know (a newer box)
+// falls back to the status.
+function explain(status, msg, retryAfter, code) {
+  let s;
+  if (code && has(`code.${code}`)) s = t(`code.${code}`);
+  else if (code && has(`kind.${code}`)) s = `${t(`kind.${code}`)}: ${msg}`;
+  else {
+    const hint = {
+      401: t('err.401'), 403: t('err.403'), 409: t('err.409'), 413: t('err.413'),
+      415: t('err.415'), 429: t('err.429'), 502: t('err.502'), 503: t('err.503'),
+    }[status];
+    s = hint ? `${hint}: ${msg}` : msg;
+    if (status >= 500 && !hint) s = `${t('err.500')}: ${msg}`;
+  }
   if (status === 429 && retryAfter) s += ` (${t('err.retry', retryAfter)})`;
-  if (status >= 500 && !hint) s = `${t('err.500')}: ${msg}`;
   return s;
 }
 

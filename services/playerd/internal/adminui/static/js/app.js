@@ -1,7 +1,7 @@
 // The admin page: first start, login, and the sections. Each section is a
 // module with render(ctx) → {node, stop?}; the hash names the open one.
 import * as api from './api.js';
-import { t, setLang, lang, setBoxLang, clearOwnLang } from './i18n.js';
+import { t, setLang, lang, setBoxLang, boxLang, clearOwnLang } from './i18n.js';
 import { el, replace, errorBox, card } from './dom.js';
 import * as player from './player.js';
 import * as settings from './settings.js';
@@ -35,11 +35,23 @@ function stopCurrent() {
   current = null;
 }
 
-// The context the sections get: the API, and a way to redraw in the other
-// language or after the box's language changed.
+// readBoxLang asks the box which language its words are in: the box
+// decides it from its language setting (ui_language), the page does not.
+async function readBoxLang() {
+  const info = await api.get('/api/info');
+  setBoxLang(info.ui_language);
+}
+
+// The context the sections get: the API, the box's language, and a way to
+// redraw after the box's language changed.
 const ctx = {
   api,
-  languageChanged(code) { setBoxLang(code); clearOwnLang(); redraw(); },
+  boxLang,
+  async languageChanged() {
+    try { await readBoxLang(); } catch { /* the page keeps the language it has */ }
+    clearOwnLang();
+    redraw();
+  },
 };
 
 function redraw() {
@@ -155,8 +167,7 @@ api.on('online', () => { banner.hidden = true; if (screen === 'app' && current) 
 
 async function start() {
   try {
-    const info = await api.get('/api/info');
-    setBoxLang(info.language || 'de');
+    await readBoxLang();
   } catch { /* the page still works in the language it has */ }
   redraw();
   try {

@@ -1,6 +1,8 @@
 // Small DOM helpers: every text goes in as a text node, never as HTML, so
 // names of folders, networks and cards cannot inject markup.
 
+import { t, has } from './i18n.js';
+
 // el builds an element: attrs are properties (on* are listeners), children
 // are nodes or strings; null and false children are skipped.
 export function el(tag, attrs = {}, ...children) {
@@ -95,9 +97,11 @@ export function fieldError(root, fallback, x) {
     if (fits && (!best || f.length > best.dataset.field.length)) best = e;
   }
   const box = best || fallback;
-  // Next to its field, the field's path says nothing a parent needs.
-  const rest = best && raw === x.message && raw.startsWith(`${path}: `) ? raw.slice(path.length + 2) : '';
-  box.textContent = rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : x.message;
+  // Next to its field, the field's path says nothing a parent needs. A
+  // code with words of its own says it all (x.message is those words).
+  const rest = best && raw.startsWith(`${path}: `) && !has(`code.${x.code}`) ? raw.slice(path.length + 2) : '';
+  const kind = x.code && has(`kind.${x.code}`) ? `${t(`kind.${x.code}`)}: ` : '';
+  box.textContent = rest ? kind + rest.charAt(0).toUpperCase() + rest.slice(1) : x.message;
   if (box.scrollIntoView) box.scrollIntoView({ block: 'nearest' });
   return box;
 }

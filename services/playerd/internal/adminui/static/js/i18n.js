@@ -1,8 +1,44 @@
-// German and English. The page follows the box's language setting; the
+// German and English. The page follows the box's language (ui_language
+// in /api/info, which the box decides from its language setting); the
 // button in the header switches this browser only (kept in localStorage).
 const KEY = 'storybox.lang';
 
 const de = {
+  // The box's error codes (the code of an error body): kind.* go before
+  // the box's own words, which name the field; code.* say it all.
+  'kind.internal': 'Fehler in der Box', 'kind.invalid': 'Ungültige Angabe', 'kind.unauthorized': 'Nicht angemeldet',
+  'kind.forbidden': 'Nicht erlaubt', 'kind.not_found': 'Nicht gefunden', 'kind.method_not_allowed': 'Nicht möglich',
+  'kind.conflict': 'Gerade nicht möglich', 'kind.too_large': 'Zu groß', 'kind.unsupported': 'Falsches Format',
+  'kind.busy': 'Zu viele Versuche', 'kind.unavailable': 'Dieser Teil der Box läuft gerade nicht', 'kind.upstream': 'Netz nicht erreichbar',
+  'code.wrong_password': 'Falsches Passwort.', 'code.password_too_short': 'Das Passwort braucht mindestens 10 Zeichen.',
+  'code.password_too_long': 'Das Passwort darf höchstens 128 Zeichen haben.',
+  'code.speech_empty': 'Der Text ist leer.', 'code.speech_too_long': 'Der Text ist zu lang für eine Ansage.',
+  'code.speech_language': 'Für diese Sprache hat die Box keine Stimme.', 'code.speech_unavailable': 'Die Box hat gerade keine Stimme.',
+  'code.speech_busy': 'Es warten schon zu viele Ansagen.',
+  'code.pairing_not_enabled': 'Koppeln ist nicht erlaubt: erlaube es zuerst hier auf der Seite.',
+  'code.pairing_in_progress': 'Es läuft schon eine andere Kopplung.',
+  'code.network_unavailable': 'Der Netzwerkdienst der Box läuft gerade nicht.',
+  'code.power_pending': 'Ausschalten oder Neustart ist schon geplant.',
+  'code.hls': 'HLS-Streams kann die Box nicht spielen; frag den Sender nach einem MP3- oder Ogg-Stream.',
+  'code.not_a_feed': 'Unter dieser Adresse ist kein Podcast-Feed.', 'code.address_not_allowed': 'Diese Adresse ist nicht erlaubt.',
+  'code.refused_bedtime': 'Schlafenszeit: die Regeln erlauben das gerade nicht.',
+  'code.refused_daily_limit': 'Für heute ist genug gehört: die Regeln erlauben das gerade nicht.',
+  'code.refused_locked': 'Dieser Ordner ist gesperrt.',
+  'code.settings_version': 'Die Einstellungen haben eine Version, die diese Box nicht kennt.',
+  'code.settings_language': 'Sprache: bitte einen Sprachcode wie de oder en-GB angeben.',
+  'code.settings_speech_language': 'Sprache der Stimme: leer lassen (die Sprache der Box) oder einen Sprachcode wie de-DE angeben.',
+  'code.settings_speech_engine': 'Sprachausgabe: bitte auto, pico oder espeak wählen.',
+  'code.settings_speech_rate': 'Tempo: 50 bis 200 %.', 'code.settings_speech_pitch': 'Tonhöhe: 50 bis 200 %.',
+  'code.settings_max_volume': 'Höchstlautstärke: 1 bis 100.',
+  'code.settings_startup_volume': 'Lautstärke beim Einschalten: mindestens 1 und höchstens die Höchstlautstärke.',
+  'code.settings_announcement_volume': 'Lautstärke der Ansagen: 1 bis 100.',
+  'code.settings_idle_off_minutes': 'Bildschirm aus nach: 0 (nie) bis 1440 Minuten.',
+  'code.settings_brightness': 'Helligkeit: 1 bis 100 %.',
+  'code.settings_idle_shutdown_minutes': 'Ausschalten ohne Wiedergabe nach: 0 (nie) bis 1440 Minuten.',
+  'code.settings_time_zone': 'Zeitzone: bitte eine Zeitzone wie Europe/Berlin angeben.',
+  'code.settings_host_name': 'Name im Netzwerk: leer lassen oder 1 bis 63 Buchstaben, Ziffern und Bindestriche (nicht am Anfang oder Ende).',
+  'code.settings_allowed_hosts_count': 'Höchstens 16 weitere Namen der Box.',
+  'code.settings_allowed_host': 'Weitere Namen der Box: bitte DNS-Namen wie box.fritz.box (ohne Port, keine Adresse).',
   logout: 'Abmelden', save: 'Speichern', saved: 'Gespeichert.', cancel: 'Abbrechen',
   'nav.player': 'Wiedergabe', 'nav.settings': 'Einstellungen', 'nav.library': 'Bibliothek',
   'nav.cards': 'Karten', 'nav.network': 'Netzwerk', 'nav.system': 'System',
@@ -148,6 +184,41 @@ const de = {
 };
 
 const en = {
+  // The box's error codes (the code of an error body): kind.* go before
+  // the box's own words, which name the field; code.* say it all.
+  'kind.internal': 'The box failed', 'kind.invalid': 'Invalid entry', 'kind.unauthorized': 'Not logged in',
+  'kind.forbidden': 'Not allowed', 'kind.not_found': 'Not found', 'kind.method_not_allowed': 'Not possible',
+  'kind.conflict': 'Not possible right now', 'kind.too_large': 'Too large', 'kind.unsupported': 'Wrong format',
+  'kind.busy': 'Too many attempts', 'kind.unavailable': 'This part of the box is not running', 'kind.upstream': 'Network not reachable',
+  'code.wrong_password': 'Wrong password.', 'code.password_too_short': 'The password needs at least 10 characters.',
+  'code.password_too_long': 'The password may have at most 128 characters.',
+  'code.speech_empty': 'The text is empty.', 'code.speech_too_long': 'The text is too long for an announcement.',
+  'code.speech_language': 'The box has no voice for this language.', 'code.speech_unavailable': 'The box has no voice right now.',
+  'code.speech_busy': 'Too many announcements are waiting.',
+  'code.pairing_not_enabled': 'Pairing is not allowed: allow it on this page first.',
+  'code.pairing_in_progress': 'Another pairing is in progress.',
+  'code.network_unavailable': 'The box\'s network service is not running.',
+  'code.power_pending': 'A power-off or restart is already scheduled.',
+  'code.hls': 'The box cannot play HLS streams; ask the station for an MP3 or Ogg stream.',
+  'code.not_a_feed': 'There is no podcast feed at this address.', 'code.address_not_allowed': 'This address is not allowed.',
+  'code.refused_bedtime': 'Bedtime: the rules do not allow this now.',
+  'code.refused_daily_limit': 'Enough for today: the rules do not allow this now.',
+  'code.refused_locked': 'This folder is locked.',
+  'code.settings_version': 'The settings have a version this box does not know.',
+  'code.settings_language': 'Language: please give a language code such as de or en-GB.',
+  'code.settings_speech_language': 'Voice language: leave it empty (the box\'s language) or give a language code such as de-DE.',
+  'code.settings_speech_engine': 'Speech engine: please choose auto, pico or espeak.',
+  'code.settings_speech_rate': 'Rate: 50 to 200 %.', 'code.settings_speech_pitch': 'Pitch: 50 to 200 %.',
+  'code.settings_max_volume': 'Maximum volume: 1 to 100.',
+  'code.settings_startup_volume': 'Volume at start: at least 1 and at most the maximum volume.',
+  'code.settings_announcement_volume': 'Announcement volume: 1 to 100.',
+  'code.settings_idle_off_minutes': 'Screen off after: 0 (never) to 1440 minutes.',
+  'code.settings_brightness': 'Brightness: 1 to 100 %.',
+  'code.settings_idle_shutdown_minutes': 'Switch off when idle after: 0 (never) to 1440 minutes.',
+  'code.settings_time_zone': 'Time zone: please give a time zone such as Europe/Berlin.',
+  'code.settings_host_name': 'Network name: leave it empty or use 1 to 63 letters, digits and hyphens (not first or last).',
+  'code.settings_allowed_hosts_count': 'At most 16 further names of the box.',
+  'code.settings_allowed_host': 'Further names of the box: please DNS names such as box.fritz.box (no port, no address).',
   logout: 'Log out', save: 'Save', saved: 'Saved.', cancel: 'Cancel',
   'nav.player': 'Player', 'nav.settings': 'Settings', 'nav.library': 'Library',
   'nav.cards': 'Cards', 'nav.network': 'Network', 'nav.system': 'System',
@@ -295,20 +366,24 @@ const en = {
 const dicts = { de, en };
 let box = 'de';
 
-const pick = (code) => ((code || '').toLowerCase().startsWith('de') ? 'de' : 'en');
-
 export function lang() {
   const own = localStorage.getItem(KEY);
-  return own === 'de' || own === 'en' ? own : pick(box);
+  return own === 'de' || own === 'en' ? own : box;
 }
 
-// setBoxLang records the box's setting; a choice made in this browser
+// setBoxLang records the box's language; a choice made in this browser
 // stays until the box's language changes from this page.
-export function setBoxLang(code) { box = code; }
+export function setBoxLang(code) { if (code === 'de' || code === 'en') box = code; }
+
+// boxLang is the box's language, whatever this browser shows.
+export function boxLang() { return box; }
 
 export function setLang(code) { localStorage.setItem(KEY, code); }
 
 export function clearOwnLang() { localStorage.removeItem(KEY); }
+
+// has reports whether the page has words for key.
+export function has(key) { return key in dicts[lang()] || key in en; }
 
 export function t(key, ...args) {
   const v = dicts[lang()][key] ?? en[key] ?? key;

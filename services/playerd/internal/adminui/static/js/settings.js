@@ -2,7 +2,7 @@
 // zone and host name. Saving sends only what this form shows; the box
 // validates the whole and names a wrong field.
 import { el, errorBox, okBox, card } from './dom.js';
-import { t } from './i18n.js';
+import { t, lang } from './i18n.js';
 
 const num = (id, min, max) => el('input', { type: 'number', id: `set-${id}`, name: id, min, max, step: 1, required: true, inputMode: 'numeric' });
 
@@ -59,15 +59,18 @@ export function render(ctx) {
       const changedLang = current && res.settings.language !== current.language;
       fill(res.settings);
       ok.textContent = t('saved');
-      if (changedLang) ctx.languageChanged(res.settings.language);
+      if (changedLang) await ctx.languageChanged();
     } catch (x) { err.textContent = x.message; }
   };
 
   const speakErr = errorBox(), speakOk = okBox();
+  speakErr.id = 'settings-speak-err';
   const speak = async () => {
     speakErr.textContent = ''; speakOk.textContent = '';
     try {
-      const r = await api.jsonReq('POST', '/api/speak', { text: t('settings.sample'), language: f.language.value });
+      // The sample is in the page's language: the box's voice says it
+      // when that is the box's language, else the page names it.
+      const r = await api.jsonReq('POST', '/api/speak', lang() === ctx.boxLang() ? { text: t('settings.sample') } : { text: t('settings.sample'), language: lang() });
       speakOk.textContent = r.speaking ? t('settings.speaking') : t('settings.queued');
     } catch (x) { speakErr.textContent = x.message; }
   };

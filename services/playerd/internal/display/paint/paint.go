@@ -1,4 +1,8 @@
-package display
+// Package paint is the look the screens of the touch screen share: the
+// palette, the fonts, the anti-aliased shapes and text, and the margins
+// every screen keeps. The display and the screens it hosts (the Wi-Fi
+// setup) draw with it, so they look like one.
+package paint
 
 import (
 	"fmt"
@@ -20,27 +24,28 @@ import (
 // Palette of the UI: dark background so a bedside screen does not glare,
 // one warm accent colour for everything that can be tapped.
 var (
-	colBackground = color.RGBA{0x16, 0x1a, 0x24, 0xff}
-	colPanel      = color.RGBA{0x26, 0x2d, 0x3d, 0xff}
-	colPanelHi    = color.RGBA{0x35, 0x3f, 0x55, 0xff}
-	colAccent     = color.RGBA{0xff, 0xb7, 0x03, 0xff}
-	colText       = color.RGBA{0xf4, 0xf4, 0xf6, 0xff}
-	colTextDim    = color.RGBA{0xa8, 0xb0, 0xc0, 0xff}
-	colDark       = color.RGBA{0x10, 0x12, 0x18, 0xff}
-	colWarn       = color.RGBA{0xd6, 0x28, 0x28, 0xff}
-	colShade      = color.RGBA{0x00, 0x00, 0x00, 0xb0}
-	colCard       = color.RGBA{0xfd, 0xf6, 0xe3, 0xff}
-	colCardText   = color.RGBA{0x1c, 0x1c, 0x22, 0xff}
+	ColBackground = color.RGBA{0x16, 0x1a, 0x24, 0xff}
+	ColPanel      = color.RGBA{0x26, 0x2d, 0x3d, 0xff}
+	ColPanelHi    = color.RGBA{0x35, 0x3f, 0x55, 0xff}
+	ColAccent     = color.RGBA{0xff, 0xb7, 0x03, 0xff}
+	ColText       = color.RGBA{0xf4, 0xf4, 0xf6, 0xff}
+	ColTextDim    = color.RGBA{0xa8, 0xb0, 0xc0, 0xff}
+	ColDark       = color.RGBA{0x10, 0x12, 0x18, 0xff}
+	ColWarn       = color.RGBA{0xd6, 0x28, 0x28, 0xff}
+	ColShade      = color.RGBA{0x00, 0x00, 0x00, 0xb0}
+	ColCard       = color.RGBA{0xfd, 0xf6, 0xe3, 0xff}
+	ColCardText   = color.RGBA{0x1c, 0x1c, 0x22, 0xff}
 )
 
-// faces holds the font faces of one renderer. opentype faces cache glyphs
+// Faces holds the font faces of one renderer. opentype faces cache glyphs
 // and are not safe for concurrent use; the renderer serialises all drawing.
-type faces struct {
-	small, body, title, big font.Face
-	bodyBold, titleBold     font.Face
+type Faces struct {
+	Small, Body, Title, Big font.Face
+	BodyBold, TitleBold     font.Face
 }
 
-func loadFaces() (*faces, error) {
+// LoadFaces parses the Go fonts at the sizes the screens use.
+func LoadFaces() (*Faces, error) {
 	regular, err := opentype.Parse(goregular.TTF)
 	if err != nil {
 		return nil, fmt.Errorf("display: parse Go Regular: %w", err)
@@ -57,18 +62,19 @@ func loadFaces() (*faces, error) {
 		}
 		return fc
 	}
-	fs := &faces{
-		small:     face(regular, 18),
-		body:      face(regular, 24),
-		title:     face(regular, 30),
-		big:       face(bold, 44),
-		bodyBold:  face(bold, 24),
-		titleBold: face(bold, 30),
+	fs := &Faces{
+		Small:     face(regular, 18),
+		Body:      face(regular, 24),
+		Title:     face(regular, 30),
+		Big:       face(bold, 44),
+		BodyBold:  face(bold, 24),
+		TitleBold: face(bold, 30),
 	}
 	return fs, ferr
 }
 
-func fill(dst draw.Image, r image.Rectangle, c color.Color) {
+// Fill paints r in c.
+func Fill(dst draw.Image, r image.Rectangle, c color.Color) {
 	draw.Draw(dst, r, image.NewUniform(c), image.Point{}, draw.Over)
 }
 
@@ -105,7 +111,8 @@ func (z *pen) quad(bx, by, cx, cy float32) {
 	z.QuadTo(ax, ay, dx, dy)
 }
 
-func roundRect(dst draw.Image, r image.Rectangle, radius int, c color.Color) {
+// RoundRect fills r with rounded corners.
+func RoundRect(dst draw.Image, r image.Rectangle, radius int, c color.Color) {
 	if radius*2 > r.Dx() {
 		radius = r.Dx() / 2
 	}
@@ -128,7 +135,8 @@ func roundRect(dst draw.Image, r image.Rectangle, radius int, c color.Color) {
 	})
 }
 
-func polygon(dst draw.Image, c color.Color, pts ...[2]float32) {
+// Polygon fills the polygon through pts.
+func Polygon(dst draw.Image, c color.Color, pts ...[2]float32) {
 	if len(pts) < 3 {
 		return
 	}
@@ -151,38 +159,40 @@ func polygon(dst draw.Image, c color.Color, pts ...[2]float32) {
 }
 
 // text draws s with its baseline at y; it returns the advance in pixels.
-func text(dst draw.Image, face font.Face, x, y int, c color.Color, s string) int {
+func Text(dst draw.Image, face font.Face, x, y int, c color.Color, s string) int {
 	d := &font.Drawer{Dst: dst, Src: image.NewUniform(c), Face: face, Dot: fixed.P(x, y)}
 	d.DrawString(s)
 	return (d.Dot.X - fixed.I(x)).Ceil()
 }
 
-func measure(face font.Face, s string) int {
+// Measure is the width of s in pixels.
+func Measure(face font.Face, s string) int {
 	return font.MeasureString(face, s).Ceil()
 }
 
 // textBox draws s vertically centred in r, aligned left or centred, cut
 // with an ellipsis when it does not fit.
-func textBox(dst draw.Image, face font.Face, r image.Rectangle, c color.Color, s string, center bool) {
-	s = ellipsize(face, s, r.Dx())
+func TextBox(dst draw.Image, face font.Face, r image.Rectangle, c color.Color, s string, center bool) {
+	s = Ellipsize(face, s, r.Dx())
 	m := face.Metrics()
 	y := r.Min.Y + (r.Dy()+(m.Ascent-m.Descent).Ceil())/2
 	x := r.Min.X
 	if center {
-		x += (r.Dx() - measure(face, s)) / 2
+		x += (r.Dx() - Measure(face, s)) / 2
 	}
-	text(dst, face, x, y, c, s)
+	Text(dst, face, x, y, c, s)
 }
 
-func ellipsize(face font.Face, s string, width int) string {
-	if measure(face, s) <= width {
+// Ellipsize cuts s to width, ending it with an ellipsis if it was cut.
+func Ellipsize(face font.Face, s string, width int) string {
+	if Measure(face, s) <= width {
 		return s
 	}
 	const dots = "…"
 	for len(s) > 0 {
 		_, n := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-n]
-		if measure(face, strings.TrimRight(s, " ")+dots) <= width {
+		if Measure(face, strings.TrimRight(s, " ")+dots) <= width {
 			return strings.TrimRight(s, " ") + dots
 		}
 	}
@@ -191,7 +201,7 @@ func ellipsize(face font.Face, s string, width int) string {
 
 // wrap breaks s into lines no wider than width: at spaces where it can,
 // inside a word only when the word alone is too wide. Newlines in s are kept.
-func wrap(face font.Face, s string, width int) []string {
+func Wrap(face font.Face, s string, width int) []string {
 	var lines []string
 	for _, para := range strings.Split(s, "\n") {
 		words := strings.Fields(para)
@@ -205,7 +215,7 @@ func wrap(face font.Face, s string, width int) []string {
 			if cur != "" {
 				cand = cur + " " + w
 			}
-			if measure(face, cand) <= width {
+			if Measure(face, cand) <= width {
 				cur = cand
 				continue
 			}
@@ -213,7 +223,7 @@ func wrap(face font.Face, s string, width int) []string {
 				lines = append(lines, cur)
 				cur = ""
 			}
-			for measure(face, w) > width {
+			for Measure(face, w) > width {
 				cut := fitPrefix(face, w, width)
 				lines = append(lines, w[:cut])
 				w = w[cut:]
@@ -231,7 +241,7 @@ func fitPrefix(face font.Face, w string, width int) int {
 	cut := 0
 	for i, r := range w {
 		end := i + utf8.RuneLen(r)
-		if cut > 0 && measure(face, w[:end]) > width {
+		if cut > 0 && Measure(face, w[:end]) > width {
 			break
 		}
 		cut = end
@@ -239,6 +249,7 @@ func fitPrefix(face font.Face, w string, width int) int {
 	return cut
 }
 
-func lineHeight(face font.Face) int {
+// LineHeight is the distance between two lines of face.
+func LineHeight(face font.Face) int {
 	return face.Metrics().Height.Ceil()
 }

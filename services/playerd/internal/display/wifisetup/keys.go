@@ -1,8 +1,10 @@
-package display
+package wifisetup
 
 import (
 	"image"
 	"strings"
+
+	"github.com/storybox/storybox/services/playerd/internal/lang"
 )
 
 // keyKind is what a key of the passphrase keyboard does.
@@ -18,6 +20,28 @@ const (
 	keyCancel                 // back to the list
 	keyConnect                // joins
 )
+
+func (k keyKind) String() string {
+	switch k {
+	case keyChar:
+		return "char"
+	case keyShift:
+		return "shift"
+	case keyMode:
+		return "mode"
+	case keyBack:
+		return "backspace"
+	case keySpace:
+		return "space"
+	case keyShow:
+		return "show"
+	case keyCancel:
+		return "cancel"
+	case keyConnect:
+		return "connect"
+	}
+	return "?"
+}
 
 // keyDef is one key of a row; units is its width, 1 for a character.
 type keyDef struct {
@@ -38,9 +62,9 @@ type key struct {
 // row of actions. Between the letters and the symbols page every printable
 // ASCII character is there, which is what WPA passphrases consist of.
 var (
-	letterRows = map[string][3]string{
-		"de": {"qwertzuiop", "asdfghjkl", "yxcvbnm"},
-		"en": {"qwertyuiop", "asdfghjkl", "zxcvbnm"},
+	letterRows = map[lang.Lang][3]string{
+		lang.German:  {"qwertzuiop", "asdfghjkl", "yxcvbnm"},
+		lang.English: {"qwertyuiop", "asdfghjkl", "zxcvbnm"},
 	}
 	symbolRows = [3]string{`!@#$%&*()?[]`, `-_=+/\:;"'`, ".,<>^~{}|`"}
 )
@@ -57,7 +81,7 @@ func chars(s string) []keyDef {
 
 // keyRows is the keyboard in the given mode. Letters are typed as shown:
 // capitals while shift is on.
-func keyRows(lang string, symbols, shift bool) [][]keyDef {
+func keyRows(l lang.Lang, symbols, shift bool) [][]keyDef {
 	rows := make([][]keyDef, 0, 5)
 	rows = append(rows, chars(digitRow))
 	if symbols {
@@ -66,9 +90,9 @@ func keyRows(lang string, symbols, shift bool) [][]keyDef {
 			append(chars(symbolRows[1]), keyDef{kind: keyBack, units: 1.5}),
 			append([]keyDef{{kind: keyMode, units: 1.5}}, chars(symbolRows[2])...))
 	} else {
-		lr, ok := letterRows[lang]
+		lr, ok := letterRows[l]
 		if !ok {
-			lr = letterRows["de"]
+			lr = letterRows[lang.Of(string(l)).UI]
 		}
 		up := func(s string) string {
 			if shift {
@@ -128,13 +152,13 @@ func keyLabel(k keyDef, tx texts, symbols bool) string {
 	case keyBack:
 		return "←"
 	case keySpace:
-		return tx.WifiSpace
+		return tx.Space
 	case keyShow:
-		return tx.WifiShow
+		return tx.Show
 	case keyCancel:
 		return tx.Cancel
 	case keyConnect:
-		return tx.WifiConnect
+		return tx.Connect
 	}
 	return k.ch
 }
