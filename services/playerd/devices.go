@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
@@ -118,7 +119,7 @@ func watchBattery(hatd *hat.Client, core *box.Box, log *slog.Logger) func(contex
 					log.Warn("battery board service unreachable", "error", err)
 				}
 			},
-			OnLevel: func(c hat.LevelChange) { core.BatteryLevel(ctx, c) },
+			OnLevel: func(c battery.Change) { core.BatteryLevel(ctx, c) },
 		}).Run(ctx)
 		return nil
 	}

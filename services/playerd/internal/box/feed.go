@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 )
 
@@ -27,8 +27,8 @@ type LibraryEvent struct {
 
 // BatteryEvent is the payload of events.KindBattery: a new battery level.
 type BatteryEvent struct {
-	Level   hat.Level `json:"level"`
-	Percent *int      `json:"percent"`
+	Level   battery.Level `json:"level"`
+	Percent *int          `json:"percent"`
 }
 
 // SettingsEvent is the payload of events.KindSettings: which parts of the
