@@ -30,7 +30,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
 	"github.com/storybox/storybox/services/playerd/internal/home"
-	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -41,6 +40,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/stream"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // Config is what the core is told. Media, Data and Output are required.
@@ -88,11 +88,12 @@ type Box struct {
 	speech   *speech.Service
 	power    *Power
 	feed     *events.Bus
-	// The parent's files of cards and input wiring: the core keeps them so
-	// that a backup holds them and a restore replaces them, whoever reads
-	// cards and buttons.
+	// The parent's cards and input wiring: the core keeps them, what a
+	// card does and what the readers and buttons found, so that the admin
+	// API and the readers meet here and a backup holds them.
 	cardStore *cards.Store
-	wiring    *input.WiringStore
+	cards     *cards.Service
+	wiring    *wiring.Store
 	streams   stream.Config
 
 	saved   atomic.Pointer[state.Saved] // newest persistent state
@@ -195,7 +196,10 @@ func New(cfg Config) (*Box, error) {
 	if b.cardStore, err = cards.Load(cfg.Data); err != nil {
 		log.Warn("card mappings", "error", err)
 	}
-	if b.wiring, err = input.LoadWiring(cfg.Data); err != nil {
+	if b.cards, err = b.newCards(); err != nil {
+		log.Warn("unknown cards", "error", err) // the list starts empty
+	}
+	if b.wiring, err = wiring.Load(cfg.Data); err != nil {
 		log.Warn("input wiring", "error", err)
 	}
 	if err := b.loadNavigation(); err != nil {
@@ -240,10 +244,14 @@ func (b *Box) Power() *Power { return b.power }
 // and the home-automation stream read it.
 func (b *Box) Changes() *events.Bus { return b.feed }
 
-// Cards are the parent's card mappings; Wiring how readers and buttons are
-// wired.
-func (b *Box) Cards() *cards.Store        { return b.cardStore }
-func (b *Box) Wiring() *input.WiringStore { return b.wiring }
+// Cards is what a card read does, the parent's mappings, teach mode and
+// the cards read: the readers hand it ids, the admin API manages it.
+func (b *Box) Cards() *cards.Service { return b.cards }
+
+// Wiring is how readers and buttons are wired and what the inputs found
+// connected: the admin API changes the one and reads the other, the
+// readers and buttons follow the one and report the other.
+func (b *Box) Wiring() *wiring.Store { return b.wiring }
 
 // Resume is the newest resume points, by folder id.
 func (b *Box) Resume() map[string]state.ResumePoint { return b.saved.Load().Resume }
