@@ -72,7 +72,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
 		return nil, err
 	}
-	cardService, in, err := openInput(cfg, h, core, clk, log)
+	in, err := openInput(cfg, h, core, log)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +94,8 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Auth:         m,
 		Hosts:        hosts,
 		HA:           s.ha.Admin(),
-		Cards:        cardService,
-		Input:        in,
+		Cards:        core.Cards(),
+		Input:        inputAdmin{core.Wiring()},
 		Events:       core.Changes(),
 		Restrictions: func() any { return core.Rules().Restrictions() },
 		Scan:         func() any { return core.Library().Progress() },
@@ -163,12 +163,18 @@ func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener
 		if ln != nil {
 			mc.CoverBase = mpris.CoverBase(ln.Addr())
 		}
-		sup.Once(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
+		// A desktop's session bus can restart under a running box (a new
+		// login): MPRIS connects again, as every surface starts again.
+		sup.Restarting(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
 	}
 	if s.ha != nil {
 		s.ha.Start(ctx, sup, s.log)
 		if cfg.HAAdvertise {
-			s.ha.Announce(ctx, sup, s.netd, s.log)
+			var netd haserve.Announcer // a nil *netclient.Client is not a nil Announcer
+			if s.netd != nil {
+				netd = s.netd
+			}
+			s.ha.Announce(ctx, sup, netd, s.log)
 		}
 	}
 }

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/netapi"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
-	"github.com/storybox/storybox/services/playerd/internal/netclient"
 )
 
 // Config says where the API listens, where its secrets are and what the
@@ -144,16 +144,23 @@ func (s *Service) Start(ctx context.Context, sup *daemon.Group, log *slog.Logger
 	})
 }
 
-// Announce has netd, the box's one mDNS responder, announce the API as
-// _mupibox._tcp (Home Assistant's discovery) under sup for as long as ctx
-// lasts; without netd (nil) it is not announced.
-func (s *Service) Announce(ctx context.Context, sup *daemon.Group, netd *netclient.Client, log *slog.Logger) {
+// Announcer keeps a service announced over mDNS until ctx ends, reporting
+// each change of its success (netclient.Client: netd, the box's one mDNS
+// responder).
+type Announcer interface {
+	KeepAnnounced(ctx context.Context, svc netapi.Service, interval time.Duration, report func(error))
+}
+
+// Announce has netd announce the API as _mupibox._tcp (Home Assistant's
+// discovery) under sup for as long as ctx lasts, starting it again should
+// it fail; without netd (nil) it is not announced.
+func (s *Service) Announce(ctx context.Context, sup *daemon.Group, netd Announcer, log *slog.Logger) {
 	if netd == nil {
 		log.Info("home-automation API not announced by mDNS: no network service (-net)")
 		return
 	}
 	svc := hav1.MDNSService(s.cfg.Host, s.cfg.ID, s.port())
-	sup.Once(ctx, "mDNS announcement", func(ctx context.Context) error {
+	sup.Restarting(ctx, "mDNS announcement", func(ctx context.Context) error {
 		netd.KeepAnnounced(ctx, svc, 0, func(err error) {
 			if err != nil {
 				log.Warn("home-automation API not announced by netd", "error", err)

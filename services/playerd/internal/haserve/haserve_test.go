@@ -1,12 +1,18 @@
 package haserve
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/netapi"
 )
 
 func TestOffWithoutItsDirectoryAndListenerClosed(t *testing.T) {
@@ -51,4 +57,48 @@ func TestPortIsTheListeners(t *testing.T) {
 	if got := st.(map[string]any)["port"]; got != s.port() {
 		t.Errorf("the admin page is told port %v, want %d", got, s.port())
 	}
+}
+
+// panickyNetd fails its first announcement with a panic (a bug in the
+// client, say) and keeps the second until ctx ends.
+type panickyNetd struct {
+	n     atomic.Int32
+	calls chan struct{}
+}
+
+func (p *panickyNetd) KeepAnnounced(ctx context.Context, svc netapi.Service, _ time.Duration, report func(error)) {
+	p.calls <- struct{}{}
+	if p.n.Add(1) == 1 {
+		panic("announcement broke")
+	}
+	report(nil)
+	<-ctx.Done()
+}
+
+// The announcement is a part like the others: one that fails is started
+// again, so Home Assistant still finds the box.
+func TestAnnouncementRestarts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := Open(Config{Listener: ln, Data: t.TempDir(), Host: "box", ID: "b1"}, log)
+	if s == nil {
+		t.Fatal("the API is off")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sup := daemon.NewGroup(log)
+	netd := &panickyNetd{calls: make(chan struct{}, 2)}
+	s.Announce(ctx, sup, netd, log)
+	for want := range 2 {
+		select {
+		case <-netd.calls:
+		case <-time.After(20 * time.Second): // the first pause is a second
+			t.Fatalf("announced %d times, want %d: a failed announcement was not started again", want, 2)
+		}
+	}
+	cancel()
+	sup.Wait()
 }
