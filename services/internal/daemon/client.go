@@ -73,6 +73,11 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			return c.fail(fmt.Errorf("%s answered %s", c.name, resp.Status))
 		}
+		if resp.StatusCode == http.StatusMethodNotAllowed {
+			// Not the caller's mistake: this client and the daemon
+			// disagree on the routes.
+			return c.fail(fmt.Errorf("%s answered %s: %s", c.name, resp.Status, e.Error))
+		}
 		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error}
 	}
 	if out == nil {

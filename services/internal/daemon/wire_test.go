@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,18 +23,16 @@ type thing struct {
 // testDaemon serves a few routes the way the daemons do, on a socket.
 func testDaemon(t *testing.T) *Client {
 	t.Helper()
+	s := Socket(nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
 		var v thing
-		if err := Decode(r, &v); err != nil {
-			Fail(w, r, nil, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, v)
+		err := s.Decode(r, &v)
+		s.Answer(w, r, v, err)
 	})
 	mux.HandleFunc("GET /fail/{kind}", func(w http.ResponseWriter, r *http.Request) {
 		k := fault.Kind(strings.ReplaceAll(r.PathValue("kind"), "_", " "))
-		Answer(w, r, nil, nil, fault.Wrap(k, errors.New("/secret/path"), "it went wrong"))
+		s.Answer(w, r, nil, fault.Wrap(k, errors.New("/secret/path"), "it went wrong"))
 	})
 	mux.HandleFunc("GET /garbage", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
@@ -43,7 +42,7 @@ func testDaemon(t *testing.T) *Client {
 	path := filepath.Join(shortDir(t), "d.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ServeSocket(ctx, path, mux, nil) }()
+	go func() { defer close(done); ServeSocket(ctx, path, Handler(s, mux), nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 	waitServed(t, path)
 	return NewClient(path, "testd", "test service unavailable")
@@ -74,6 +73,10 @@ func TestClientCall(t *testing.T) {
 		{"/fail/internal", fault.Internal, "it went wrong"},
 		{"/garbage", fault.Unavailable, "test service unavailable"},
 		{"/notjson", fault.Unavailable, "test service unavailable"},
+		// A route the daemon lacks is told as such; a method it lacks
+		// means client and daemon disagree: the service is unavailable.
+		{"/nothing", fault.NotFound, "no such endpoint: /nothing"},
+		{"/echo", fault.Unavailable, "test service unavailable"},
 	} {
 		err := c.Call(ctx, "GET", tc.path, nil, &out)
 		if fault.KindOf(err) != tc.kind || fault.Message(err) != tc.msg {
@@ -86,7 +89,10 @@ func TestClientCall(t *testing.T) {
 	}
 }
 
+// The socket's body rules: known fields only, at most MaxBody (413, not
+// a truncated read refused as bad JSON), and no error quotes the body.
 func TestDecode(t *testing.T) {
+	s := Socket(nil)
 	for _, tc := range []struct {
 		ctype, body string
 		kind        fault.Kind
@@ -94,15 +100,15 @@ func TestDecode(t *testing.T) {
 	}{
 		{"application/json; charset=utf-8", `{"name":"x"}`, "", ""},
 		{"text/plain", `{"name":"x"}`, fault.Unsupported, "Content-Type must be application/json"},
-		{"application/json", `{"name":"x","password":"hunter2"}`, fault.Invalid, "body must be one JSON object with known fields"},
-		{"application/json", `{"n":"hunter2"}`, fault.Invalid, `field "n" has the wrong type`},
+		{"application/json", `{"name":"x","password":"hunter2"}`, fault.Invalid, `unknown field "password"`},
+		{"application/json", `{"n":"hunter2"}`, fault.Invalid, `field "n" must be an integer, not string`},
 		{"application/json", `{} {}`, fault.Invalid, "expected one JSON object"},
-		{"application/json", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, fault.Invalid, "body must be one JSON object with known fields"},
+		{"application/json", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, fault.TooLarge, fmt.Sprintf("body is larger than %d bytes", MaxBody)},
 	} {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
 		r.Header.Set("Content-Type", tc.ctype)
 		var v thing
-		err := Decode(r, &v)
+		err := s.Decode(r, &v)
 		if tc.kind == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.body, err)
@@ -120,9 +126,41 @@ func TestDecode(t *testing.T) {
 
 func TestFail(t *testing.T) {
 	rec := httptest.NewRecorder()
-	Fail(rec, httptest.NewRequest("GET", "/", nil), nil, fault.New(fault.Busy, "later"))
+	Socket(nil).Fail(rec, httptest.NewRequest("GET", "/", nil), fault.New(fault.Busy, "later"))
 	if rec.Code != http.StatusTooManyRequests || rec.Body.String() != `{"error":"later","kind":"busy"}`+"\n" ||
-		rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+		rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Retry-After") != "1" {
 		t.Errorf("%d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+// Every answer on a socket is JSON and never cached, the mux's own 404 and
+// 405 and an oversized body's 413 included.
+func TestSocketMissesAreJSON(t *testing.T) {
+	s := Socket(nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		var v thing
+		err := s.Decode(r, &v)
+		s.Answer(w, r, v, err)
+	})
+	h := Handler(s, mux)
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"GET", "/nothing", "", 404, `{"error":"no such endpoint: /nothing","kind":"not found"}`},
+		{"GET", "/echo", "", 405, `{"error":"method GET is not allowed on /echo","kind":"invalid"}`},
+		{"POST", "/echo", `{"name":"` + strings.Repeat("x", MaxBody) + `"}`, 413, fmt.Sprintf(`{"error":"body is larger than %d bytes","kind":"too large"}`, MaxBody)},
+		{"POST", "/echo", `{"name":"a"}`, 200, `{"name":"a","n":0}`},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.status || strings.TrimSpace(rec.Body.String()) != tc.want ||
+			rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s: %d %v %s", tc.method, tc.path, rec.Code, rec.Header(), rec.Body)
+		}
 	}
 }

@@ -5,7 +5,7 @@
 //	POST /sim     change the simulation: {"soc","load_ma","external_power","speed","advance_s"}
 //
 // Errors are {"error","kind"} with the status of the fault kind
-// (daemon.ErrorBody).
+// (daemon.ErrorBody), an unknown path or method included.
 package server
 
 import (
@@ -14,6 +14,7 @@ import (
 
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/daemon"
 )
 
@@ -30,27 +31,28 @@ func NewHandler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	s := daemon.Socket(d.Log)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		daemon.WriteJSON(w, http.StatusOK, d.Status())
+		answer.JSON(w, http.StatusOK, d.Status())
 	})
 	if d.Sim != nil {
 		mux.HandleFunc("GET /sim", func(w http.ResponseWriter, r *http.Request) {
-			daemon.WriteJSON(w, http.StatusOK, d.Sim.State())
+			answer.JSON(w, http.StatusOK, d.Sim.State())
 		})
 		mux.HandleFunc("POST /sim", func(w http.ResponseWriter, r *http.Request) {
 			var c sim.Control
-			err := daemon.Decode(r, &c)
+			err := s.Decode(r, &c)
 			if err == nil {
 				err = d.Sim.Apply(c)
 			}
 			if err != nil {
-				daemon.Fail(w, r, d.Log, err)
+				s.Fail(w, r, err)
 				return
 			}
 			d.Log.Info("simulation changed", "state", d.Sim.State())
-			daemon.WriteJSON(w, http.StatusOK, d.Sim.State())
+			answer.JSON(w, http.StatusOK, d.Sim.State())
 		})
 	}
-	return mux
+	return daemon.Handler(s, mux)
 }

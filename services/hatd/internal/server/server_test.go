@@ -25,7 +25,9 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/sim", "application/json", `{"volts":1}`, 400, `"kind":"invalid"`},
 		{"POST", "/sim", "application/json", `{"speed":0}`, 400, `{"error":"sim: speed must be above 0 and at most 1000000","kind":"invalid"}`},
 		{"POST", "/sim", "application/json", `{} {}`, 400, `expected one JSON object`},
-		{"POST", "/status", "", "", 405, ``},
+		{"POST", "/status", "", "", 405, `{"error":"method POST is not allowed on /status","kind":"invalid"}`},
+		{"GET", "/nothing", "", "", 404, `{"error":"no such endpoint: /nothing","kind":"not found"}`},
+		{"POST", "/sim", "application/json", `{"load_ma":` + strings.Repeat(" ", 64<<10) + `1}`, 413, `{"error":"body is larger than 65536 bytes","kind":"too large"}`},
 	} {
 		req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
 		if tc.ctype != "" {
@@ -33,7 +35,7 @@ func TestRoutes(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) || rec.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("%s %s %s: %d %s", tc.method, tc.path, tc.body, rec.Code, rec.Body)
 		}
 	}
@@ -44,7 +46,7 @@ func TestRoutes(t *testing.T) {
 	h = NewHandler(Deps{Status: func() status.Status { return status.Status{} }})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/sim", nil))
-	if rec.Code != http.StatusNotFound {
+	if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("/sim without -sim: %d", rec.Code)
 	}
 }

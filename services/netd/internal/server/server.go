@@ -14,7 +14,7 @@
 //	DELETE /mdns/services/{type}  stop announcing it
 //
 // Errors are {"error","kind"} with the status of the kind
-// (daemon.ErrorBody). Nothing here logs a request body: one of them carries
+// (daemon.ErrorBody), an unknown path or method included. Nothing here logs a request body: one of them carries
 // a passphrase.
 package server
 
@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
@@ -54,73 +55,74 @@ func NewHandler(st Station, ann Announcer, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sock := daemon.Socket(log)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { daemon.WriteJSON(w, http.StatusOK, st.Status()) })
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { answer.JSON(w, http.StatusOK, st.Status()) })
 	mux.HandleFunc("GET /adapters", func(w http.ResponseWriter, r *http.Request) {
 		a, err := st.Adapters(r.Context())
-		daemon.Answer(w, r, log, a, err)
+		sock.Answer(w, r, a, err)
 	})
 	mux.HandleFunc("GET /scan", func(w http.ResponseWriter, r *http.Request) {
 		s, err := st.Scan(r.Context(), r.URL.Query().Get("interface"))
-		daemon.Answer(w, r, log, s, err)
+		sock.Answer(w, r, s, err)
 	})
 	mux.HandleFunc("POST /connect", func(w http.ResponseWriter, r *http.Request) {
 		var req netapi.Connect
-		err := daemon.Decode(r, &req)
+		err := sock.Decode(r, &req)
 		if err == nil {
 			err = st.Connect(r.Context(), req)
 		}
 		if err != nil {
-			daemon.Fail(w, r, log, err)
+			sock.Fail(w, r, err)
 			return
 		}
 		status := st.Status()
-		daemon.WriteJSON(w, http.StatusOK, netapi.Connected{Connected: true, SSID: req.SSID, Interface: status.Interface})
+		answer.JSON(w, http.StatusOK, netapi.Connected{Connected: true, SSID: req.SSID, Interface: status.Interface})
 	})
-	mux.HandleFunc("GET /networks", func(w http.ResponseWriter, r *http.Request) { daemon.WriteJSON(w, http.StatusOK, st.Known()) })
+	mux.HandleFunc("GET /networks", func(w http.ResponseWriter, r *http.Request) { answer.JSON(w, http.StatusOK, st.Known()) })
 	mux.HandleFunc("POST /forget", func(w http.ResponseWriter, r *http.Request) {
 		var req netapi.Forget
-		err := daemon.Decode(r, &req)
+		err := sock.Decode(r, &req)
 		if err == nil {
 			err = st.Forget(r.Context(), req.SSID)
 		}
-		daemon.Answer(w, r, log, map[string]bool{"forgotten": true}, err)
+		sock.Answer(w, r, map[string]bool{"forgotten": true}, err)
 	})
 	mux.HandleFunc("GET /country", func(w http.ResponseWriter, r *http.Request) {
-		daemon.WriteJSON(w, http.StatusOK, netapi.Country{Country: st.Status().Country})
+		answer.JSON(w, http.StatusOK, netapi.Country{Country: st.Status().Country})
 	})
 	mux.HandleFunc("PUT /country", func(w http.ResponseWriter, r *http.Request) {
 		var req netapi.Country
-		err := daemon.Decode(r, &req)
+		err := sock.Decode(r, &req)
 		if err == nil {
 			err = st.SetCountry(r.Context(), req.Country)
 		}
-		daemon.Answer(w, r, log, req, err)
+		sock.Answer(w, r, req, err)
 	})
 	mux.HandleFunc("GET /mdns", func(w http.ResponseWriter, r *http.Request) {
 		state := netapi.MDNS{Addresses: []string{}, Services: []netapi.Service{}}
 		if ann != nil {
 			state = ann.State()
 		}
-		daemon.WriteJSON(w, http.StatusOK, state)
+		answer.JSON(w, http.StatusOK, state)
 	})
 	mux.HandleFunc("PUT /mdns/services", func(w http.ResponseWriter, r *http.Request) {
 		var req netapi.Service
-		err := daemon.Decode(r, &req)
+		err := sock.Decode(r, &req)
 		if err == nil && ann == nil {
 			err = errMDNSOff
 		}
 		if err == nil {
 			err = ann.Announce(req)
 		}
-		daemon.Answer(w, r, log, req, err)
+		sock.Answer(w, r, req, err)
 	})
 	mux.HandleFunc("DELETE /mdns/services/{type}", func(w http.ResponseWriter, r *http.Request) {
 		var err error = errMDNSOff
 		if ann != nil {
 			err = ann.Withdraw(r.PathValue("type"))
 		}
-		daemon.Answer(w, r, log, map[string]bool{"withdrawn": true}, err)
+		sock.Answer(w, r, map[string]bool{"withdrawn": true}, err)
 	})
-	return mux
+	return daemon.Handler(sock, mux)
 }

@@ -46,7 +46,7 @@ func TestMDNSRoutes(t *testing.T) {
 	}{
 		{"PUT", "/mdns/services", `{"name":"x","type":"_http._tcp","port":1}`, 409, `"kind":"conflict"`},
 		{"PUT", "/mdns/services", `{"name":"x","type":"http","port":1}`, 400, `"kind":"invalid"`},
-		{"PUT", "/mdns/services", `{"name":"x","type":"_x._tcp","port":1,"host":"evil"}`, 400, `known fields`},
+		{"PUT", "/mdns/services", `{"name":"x","type":"_x._tcp","port":1,"host":"evil"}`, 400, `unknown field \"host\"`},
 		{"DELETE", "/mdns/services/_mupibox._tcp", "", 200, `{"withdrawn":true}`},
 		{"DELETE", "/mdns/services/_mupibox._tcp", "", 404, `"kind":"not found"`},
 	} {
@@ -61,5 +61,30 @@ func TestMDNSRoutes(t *testing.T) {
 	}
 	if code, body := do(t, off, "GET", "/mdns", ""); code != 200 || body != `{"enabled":false,"host":"","addresses":[],"services":[]}`+"\n" {
 		t.Errorf("state with mDNS off: %d %s", code, body)
+	}
+}
+
+// Every answer on the socket is JSON, the mux's own 404 and 405 and an
+// oversized body's 413 included; a passphrase in a refused body is never
+// told back.
+func TestRefusalsAreJSON(t *testing.T) {
+	h := NewHandler(nil, nil, nil)
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", "/nothing", "", 404, `{"error":"no such endpoint: /nothing","kind":"not found"}`},
+		{"DELETE", "/status", "", 405, `{"error":"method DELETE is not allowed on /status","kind":"invalid"}`},
+		{"POST", "/connect", `{"ssid":"home","password":"` + strings.Repeat("p", 64<<10) + `"}`, 413, `{"error":"body is larger than 65536 bytes","kind":"too large"}`},
+		{"POST", "/connect", `{"ssid":"home","password":hunter2}`, 400, `{"error":"invalid JSON at byte 27","kind":"invalid"}`},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code || strings.TrimSpace(w.Body.String()) != tc.want || w.Header().Get("Content-Type") != "application/json" || w.Header().Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s: %d %v %s", tc.method, tc.path, w.Code, w.Header(), w.Body)
+		}
 	}
 }

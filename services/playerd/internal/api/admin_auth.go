@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 )
 
@@ -12,7 +13,7 @@ import (
 func (h *handler) authStatus(w http.ResponseWriter, r *http.Request) {
 	protected := h.Auth.Protected()
 	c := auth.CallerFrom(r.Context())
-	writeJSON(w, http.StatusOK, map[string]bool{"protected": protected, "authenticated": !protected || c.Admin})
+	answer.JSON(w, http.StatusOK, map[string]bool{"protected": protected, "authenticated": !protected || c.Admin})
 }
 
 type loginRequest struct {
@@ -21,7 +22,7 @@ type loginRequest struct {
 
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	var req loginRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -36,14 +37,14 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setSessionCookie(w, r, s.Token, int(auth.SessionTTL.Seconds()))
-	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"authenticated": true})
 }
 
 // logout is POST /api/admin/logout; it takes no body and ends every session.
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.Auth.Logout()
 	setSessionCookie(w, r, "", -1)
-	writeJSON(w, http.StatusOK, map[string]bool{"authenticated": false})
+	answer.JSON(w, http.StatusOK, map[string]bool{"authenticated": false})
 }
 
 type passwordRequest struct {
@@ -57,7 +58,7 @@ type passwordRequest struct {
 // is set, the guard demands a session and the body the current password.
 func (h *handler) setPassword(w http.ResponseWriter, r *http.Request) {
 	var req passwordRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -72,7 +73,7 @@ func (h *handler) setPassword(w http.ResponseWriter, r *http.Request) {
 		h.log.Info("administrator password changed", slog.Bool("first", first), slog.String("from", c.Addr.String()))
 	}
 	setSessionCookie(w, r, s.Token, int(auth.SessionTTL.Seconds()))
-	writeJSON(w, http.StatusOK, map[string]bool{"protected": true, "authenticated": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"protected": true, "authenticated": true})
 }
 
 // setSessionCookie sets (maxAge > 0) or clears (maxAge < 0) the session

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/backup"
 )
 
@@ -88,7 +89,7 @@ func (h *handler) restore(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, res)
+		answer.JSON(w, http.StatusOK, res)
 		return
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/input"
@@ -40,7 +41,7 @@ type card struct {
 }
 
 func (h *handler) getCards(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Cards.Doc())
+	answer.JSON(w, http.StatusOK, h.Cards.Doc())
 }
 
 // putCards is PUT /api/admin/cards: fields left out keep their values,
@@ -52,7 +53,7 @@ func (h *handler) putCards(w http.ResponseWriter, r *http.Request) {
 		Sounds   *bool                     `json:"sounds"`
 		Cards    *map[string]cards.Mapping `json:"cards"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -73,12 +74,12 @@ func (h *handler) putCards(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("cards could not be saved", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, h.Cards.Doc())
+	answer.JSON(w, http.StatusOK, h.Cards.Doc())
 }
 
 func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 	var m cards.Mapping
-	if err := decodeBody(r, &m); err != nil {
+	if err := jsonBody.Decode(r, &m); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -88,7 +89,7 @@ func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("card could not be saved", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, card{ID: id, Mapping: saved})
+	answer.JSON(w, http.StatusOK, card{ID: id, Mapping: saved})
 }
 
 func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {
@@ -97,11 +98,11 @@ func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("card could not be deleted", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
+	answer.JSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
 }
 
 func (h *handler) unknownCards(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Cards.Unknown())
+	answer.JSON(w, http.StatusOK, h.Cards.Unknown())
 }
 
 func (h *handler) forgetUnknownCard(w http.ResponseWriter, r *http.Request) {
@@ -110,11 +111,11 @@ func (h *handler) forgetUnknownCard(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("unknown card could not be forgotten", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
+	answer.JSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
 }
 
 func (h *handler) cardReads(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Cards.Recent())
+	answer.JSON(w, http.StatusOK, h.Cards.Recent())
 }
 
 // startLearn is POST /api/admin/cards/learn: the next card read is
@@ -123,7 +124,7 @@ func (h *handler) startLearn(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		TimeoutSeconds *int `json:"timeout_seconds"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -140,7 +141,7 @@ func (h *handler) startLearn(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, l)
+	answer.JSON(w, http.StatusOK, l)
 }
 
 // learning is GET /api/admin/cards/learn[?wait=S]: with wait, a request
@@ -157,11 +158,11 @@ func (h *handler) learning(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = time.Duration(s) * time.Second
 	}
-	writeJSON(w, http.StatusOK, h.Cards.Learning(r.Context(), wait))
+	answer.JSON(w, http.StatusOK, h.Cards.Learning(r.Context(), wait))
 }
 
 func (h *handler) stopLearn(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Cards.StopLearn())
+	answer.JSON(w, http.StatusOK, h.Cards.StopLearn())
 }
 
 // inputView is GET and PUT /api/admin/input.
@@ -171,7 +172,7 @@ type inputView struct {
 }
 
 func (h *handler) getInput(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
+	answer.JSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
 }
 
 // putInput is PUT /api/admin/input: the body has the wiring's shape;
@@ -179,7 +180,7 @@ func (h *handler) getInput(w http.ResponseWriter, r *http.Request) {
 // are replaced). It takes effect at once.
 func (h *handler) putInput(w http.ResponseWriter, r *http.Request) {
 	wiring := h.Input.Wiring()
-	if err := decodeBody(r, &wiring); err != nil {
+	if err := jsonBody.Decode(r, &wiring); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -187,5 +188,5 @@ func (h *handler) putInput(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("input wiring could not be saved", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
+	answer.JSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
 }

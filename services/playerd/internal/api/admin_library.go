@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 )
@@ -38,7 +39,7 @@ func (h *handler) listFolders(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"folders": dirs})
+	answer.JSON(w, http.StatusOK, map[string]any{"folders": dirs})
 }
 
 type folderRequest struct {
@@ -48,7 +49,7 @@ type folderRequest struct {
 
 func (h *handler) createFolder(w http.ResponseWriter, r *http.Request) {
 	var req folderRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -61,7 +62,7 @@ func (h *handler) createFolder(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, d)
+	answer.JSON(w, http.StatusCreated, d)
 }
 
 // renameFolder is PATCH /api/admin/library/folders/{id} {"name"}. The
@@ -70,7 +71,7 @@ func (h *handler) renameFolder(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -83,7 +84,7 @@ func (h *handler) renameFolder(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	answer.JSON(w, http.StatusOK, d)
 }
 
 func (h *handler) deleteFolder(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +93,7 @@ func (h *handler) deleteFolder(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
+	answer.JSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
 }
 
 // uploadFiles is POST /api/admin/library/folders/{id}/files: a
@@ -146,7 +147,7 @@ func (h *handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"files": files})
+	answer.JSON(w, http.StatusCreated, map[string]any{"files": files})
 }
 
 // setCover is PUT /api/admin/library/folders/{id}/cover with the image as
@@ -169,7 +170,7 @@ func (h *handler) setCover(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	answer.JSON(w, http.StatusOK, d)
 }
 
 // multipartBody checks for multipart/form-data (415 otherwise).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/radio"
 )
 
@@ -32,7 +33,7 @@ type podcastRequest struct {
 }
 
 func (h *handler) listStations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"stations": h.Radio.Stations()})
+	answer.JSON(w, http.StatusOK, map[string]any{"stations": h.Radio.Stations()})
 }
 
 func (h *handler) addStation(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +46,7 @@ func (h *handler) addStation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the station could not be added", err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, st)
+	answer.JSON(w, http.StatusCreated, st)
 }
 
 func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +59,7 @@ func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the station could not be changed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	answer.JSON(w, http.StatusOK, st)
 }
 
 func (h *handler) deleteStation(w http.ResponseWriter, r *http.Request) {
@@ -66,11 +67,11 @@ func (h *handler) deleteStation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the station could not be removed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"deleted": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"deleted": true})
 }
 
 func (h *handler) listPodcasts(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"podcasts": h.Radio.Podcasts()})
+	answer.JSON(w, http.StatusOK, map[string]any{"podcasts": h.Radio.Podcasts()})
 }
 
 // addPodcast fetches the feed before it answers: an address that gives no
@@ -85,7 +86,7 @@ func (h *handler) addPodcast(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the podcast could not be added", err))
 		return
 	}
-	writeJSON(w, http.StatusCreated, v)
+	answer.JSON(w, http.StatusCreated, v)
 }
 
 func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +99,7 @@ func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the podcast could not be changed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	answer.JSON(w, http.StatusOK, v)
 }
 
 func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +107,7 @@ func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the podcast could not be removed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"deleted": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"deleted": true})
 }
 
 func (h *handler) refreshPodcast(w http.ResponseWriter, r *http.Request) {
@@ -115,12 +116,12 @@ func (h *handler) refreshPodcast(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("the feed could not be refreshed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	answer.JSON(w, http.StatusOK, v)
 }
 
 // radioBody reads a JSON body into dst, answering the error itself.
 func (h *handler) radioBody(w http.ResponseWriter, r *http.Request, dst any) bool {
-	if err := decodeBody(r, dst); err != nil {
+	if err := jsonBody.Decode(r, dst); err != nil {
 		h.fail(w, r, err)
 		return false
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -24,7 +25,7 @@ type NavigationAdmin interface {
 }
 
 func (h *handler) getSettings(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Settings.Get())
+	answer.JSON(w, http.StatusOK, h.Settings.Get())
 }
 
 // putSettings is PUT /api/admin/settings. The body has the document's
@@ -33,7 +34,7 @@ func (h *handler) getSettings(w http.ResponseWriter, r *http.Request) {
 // whole, or refused as a whole.
 func (h *handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	s := h.Settings.Get()
-	if err := decodeBody(r, &s); err != nil {
+	if err := jsonBody.Decode(r, &s); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -43,18 +44,18 @@ func (h *handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	// Every setting takes effect at once, so nothing waits for a restart;
 	// the field is the real box's.
-	writeJSON(w, http.StatusOK, map[string]any{"settings": h.Settings.Get(), "restart_required": []string{}})
+	answer.JSON(w, http.StatusOK, map[string]any{"settings": h.Settings.Get(), "restart_required": []string{}})
 }
 
 func (h *handler) getNavigation(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Navigation.Navigation())
+	answer.JSON(w, http.StatusOK, h.Navigation.Navigation())
 }
 
 // putNavigation is PUT /api/admin/navigation: the whole navigation
 // replaces the old one.
 func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
 	c := home.Config{Version: home.Version}
-	if err := decodeBody(r, &c); err != nil {
+	if err := jsonBody.Decode(r, &c); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -66,7 +67,7 @@ func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, h.Navigation.Navigation())
+	answer.JSON(w, http.StatusOK, h.Navigation.Navigation())
 }
 
 // getResume is GET /api/admin/resume: where each folder was left.
@@ -75,5 +76,5 @@ func (h *handler) getResume(w http.ResponseWriter, r *http.Request) {
 	if resume == nil {
 		resume = map[string]state.ResumePoint{}
 	}
-	writeJSON(w, http.StatusOK, resume)
+	answer.JSON(w, http.StatusOK, resume)
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 	"github.com/storybox/storybox/services/playerd/internal/sysinfo"
 )
@@ -16,7 +17,7 @@ type SystemAdmin interface {
 }
 
 func (h *handler) adminSystem(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.SystemAdmin.Info())
+	answer.JSON(w, http.StatusOK, h.SystemAdmin.Info())
 }
 
 // power is POST /api/admin/system/power {"action":"reboot"|"poweroff"}:
@@ -25,7 +26,7 @@ func (h *handler) power(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Action string `json:"action"`
 	}
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -39,5 +40,5 @@ func (h *handler) power(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"scheduled": true, "action": a, "dry_run": dry})
+	answer.JSON(w, http.StatusAccepted, map[string]any{"scheduled": true, "action": a, "dry_run": dry})
 }

@@ -268,7 +268,7 @@ func TestBodyRules(t *testing.T) {
 		t.Errorf("JSON with charset: %d", code)
 	}
 	big := `{"action":"stop","folder_id":"` + strings.Repeat("x", MaxBody) + `"}`
-	if code, body, _ := b.call("POST", "/api/command", big); code != 413 || body["error"] == nil {
+	if code, body, _ := b.call("POST", "/api/command", big); code != 413 || body["error"] != fmt.Sprintf("body is larger than %d bytes", MaxBody) {
 		t.Errorf("oversized body: %d", code)
 	}
 	if code, _, _ := b.call("POST", "/api/command", ""); code != 415 {
@@ -278,17 +278,19 @@ func TestBodyRules(t *testing.T) {
 
 func TestUnknownPathsAndMethods(t *testing.T) {
 	b := newBox(t, nil)
-	code, body, _ := b.call("GET", "/api/nothing", "")
-	if code != 404 || body["error"] == nil {
-		t.Errorf("unknown path: %d %v", code, body)
-	}
-	code, body, _ = b.call("GET", "/api/command", "")
-	if code != 405 || body["error"] == nil {
-		t.Errorf("GET /api/command: %d %v", code, body)
-	}
-	code, body, _ = b.call("DELETE", "/api/status", "")
-	if code != 405 || body["error"] == nil {
-		t.Errorf("DELETE /api/status: %d %v", code, body)
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		msg          string
+	}{
+		{"GET", "/api/nothing", 404, "no such endpoint: /api/nothing"},
+		{"GET", "/api/command", 405, "method GET is not allowed on /api/command"},
+		{"DELETE", "/api/status", 405, "method DELETE is not allowed on /api/status"},
+	} {
+		code, body, _ := b.call(tc.method, tc.path, "")
+		if code != tc.code || body["error"] != tc.msg || len(body) != 1 {
+			t.Errorf("%s %s: %d %v, want %d {error: %q}", tc.method, tc.path, code, body, tc.code, tc.msg)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/netapi"
 )
 
@@ -31,7 +32,7 @@ func (h *handler) netd(w http.ResponseWriter, r *http.Request, call func(Connect
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	answer.JSON(w, http.StatusOK, v)
 }
 
 func (h *handler) wifiStatus(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ func (h *handler) wifiNetworks(w http.ResponseWriter, r *http.Request) {
 // messages never quote a request).
 func (h *handler) wifiConnect(w http.ResponseWriter, r *http.Request) {
 	var req netapi.Connect
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -64,7 +65,7 @@ func (h *handler) wifiConnect(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) wifiForget(w http.ResponseWriter, r *http.Request) {
 	var req netapi.Forget
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -75,7 +76,7 @@ func (h *handler) wifiForget(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) wifiCountry(w http.ResponseWriter, r *http.Request) {
 	var req netapi.Country
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}

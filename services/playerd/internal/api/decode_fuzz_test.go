@@ -9,7 +9,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
-// FuzzDecodeObject: whatever the body, the decoder either refuses it with a
+// FuzzDecodeObject: whatever the body, the API's decoder either refuses it with a
 // 4xx requestError or yields a command that encodes back to valid JSON with
 // finite numbers. It never panics.
 func FuzzDecodeObject(f *testing.F) {
@@ -21,7 +21,7 @@ func FuzzDecodeObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var cmd player.Command
-		err := decodeObject(data, &cmd)
+		err := jsonBody.Unmarshal(data, &cmd)
 		if err != nil {
 			if st := fault.HTTPStatus(fault.KindOf(err)); st < 400 || st > 499 || fault.Message(err) == "" {
 				t.Fatalf("error %v is not a client error", err)

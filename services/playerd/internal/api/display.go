@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 )
 
 // Display is what the API needs of the touch screen.
@@ -16,39 +18,23 @@ type Display interface {
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
-// message is POST /api/message. A bad body is refused even when no display
-// runs; the rules are the display's own (display.MessageRequest.Check).
+// message is POST /api/message (package message): the answer carries the
+// message as shown.
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
-	var req display.MessageRequest
-	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if err := req.Check(); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if h.Display == nil {
-		h.fail(w, r, errNoDisplay)
-		return
-	}
-	m, err := h.Display.ShowMessage(req)
-	if err != nil {
-		h.fail(w, r, failed("message could not be shown", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": m})
+	message.Handler(&h.surface, h.Display, func(m display.Message) any {
+		return map[string]any{"success": true, "message": m}
+	})(w, r)
 }
 
 // activeMessage is GET /api/message: the message on screen, or null.
 func (h *handler) activeMessage(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Display.ActiveMessage())
+	answer.JSON(w, http.StatusOK, h.Display.ActiveMessage())
 }
 
 // uiState is GET /api/ui-state: the screen, the message and the battery
 // banner, so other clients can mirror the box.
 func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Display.UIState())
+	answer.JSON(w, http.StatusOK, h.Display.UIState())
 }
 
 // screenshot is GET /api/display/screenshot: a PNG of what the screen shows.

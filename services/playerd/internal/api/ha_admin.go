@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/storybox/storybox/services/internal/answer"
 )
 
 // HomeAutomation is the parent's side of the home-automation API (which
@@ -21,7 +23,7 @@ func (h *handler) haStatus(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	answer.JSON(w, http.StatusOK, st)
 }
 
 type haEnableRequest struct {
@@ -33,7 +35,7 @@ type haEnableRequest struct {
 func (h *handler) haEnable(w http.ResponseWriter, r *http.Request) {
 	var req haEnableRequest
 	if r.ContentLength != 0 {
-		if err := decodeBody(r, &req); err != nil {
+		if err := jsonBody.Decode(r, &req); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -44,7 +46,7 @@ func (h *handler) haEnable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("home-automation pairing window opened", "scopes", req.Scopes)
-	writeJSON(w, http.StatusOK, res)
+	answer.JSON(w, http.StatusOK, res)
 }
 
 // haCancel is DELETE /api/admin/ha/pairing: close the window and void a
@@ -54,7 +56,7 @@ func (h *handler) haCancel(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"success": true})
 }
 
 // haRevoke is DELETE /api/admin/ha/clients/{client_id}.
@@ -65,5 +67,5 @@ func (h *handler) haRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("home-automation client revoked", "client_id", id)
-	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"success": true})
 }

@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 func (h *handler) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
+	answer.JSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
 }
 
 // statusBody is the player status with the parental restrictions and the
@@ -81,19 +82,19 @@ func (h *handler) statusBody(st player.Status) statusBody {
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Info())
+	answer.JSON(w, http.StatusOK, h.Info())
 }
 
 func (h *handler) home(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Home())
+	answer.JSON(w, http.StatusOK, h.Home())
 }
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Metrics())
+	answer.JSON(w, http.StatusOK, h.Metrics())
 }
 
 func (h *handler) system(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.System())
+	answer.JSON(w, http.StatusOK, h.System())
 }
 
 func (h *handler) library(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +102,7 @@ func (h *handler) library(w http.ResponseWriter, r *http.Request) {
 	if folders == nil {
 		folders = []library.Folder{}
 	}
-	writeJSON(w, http.StatusOK, folders)
+	answer.JSON(w, http.StatusOK, folders)
 }
 
 func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +127,7 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 
 // rescan is POST /api/admin/library/rescan; its body is an empty object.
 func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
-	if err := decodeBody(r, &struct{}{}); err != nil {
+	if err := jsonBody.Decode(r, &struct{}{}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -135,7 +136,7 @@ func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("library scan failed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"folders": stats.Folders, "tracks": stats.Tracks})
+	answer.JSON(w, http.StatusOK, map[string]int{"folders": stats.Folders, "tracks": stats.Tracks})
 }
 
 func (h *handler) hatStatus(w http.ResponseWriter, r *http.Request) {
@@ -146,13 +147,13 @@ func (h *handler) hatStatus(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, raw)
+	answer.JSON(w, http.StatusOK, raw)
 }
 
 // command is POST /api/command: the answer is the full status after it.
 func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 	var cmd player.Command
-	if err := decodeBody(r, &cmd); err != nil {
+	if err := jsonBody.Decode(r, &cmd); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -161,7 +162,7 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("command failed", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, h.statusBody(st))
+	answer.JSON(w, http.StatusOK, h.statusBody(st))
 }
 
 type speakRequest struct {
@@ -174,7 +175,7 @@ type speakRequest struct {
 
 func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 	var req speakRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -192,8 +193,8 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !started {
-		writeJSON(w, http.StatusAccepted, map[string]bool{"speaking": false, "queued": true})
+		answer.JSON(w, http.StatusAccepted, map[string]bool{"speaking": false, "queued": true})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"speaking": true})
+	answer.JSON(w, http.StatusOK, map[string]bool{"speaking": true})
 }

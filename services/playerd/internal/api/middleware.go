@@ -39,7 +39,7 @@ func (h *handler) sameOrigin(next http.Handler) http.Handler {
 			return
 		}
 		if msg := crossSite(r); msg != "" {
-			h.writeError(w, r, http.StatusForbidden, msg)
+			h.fail(w, r, fault.New(fault.Forbidden, "%s", msg))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
@@ -15,14 +16,14 @@ type Parental interface {
 }
 
 func (h *handler) parental(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Parental.Rules())
+	answer.JSON(w, http.StatusOK, h.Parental.Rules())
 }
 
 // setParental replaces the whole document: a field left out is emptied,
 // so what the parent sees after a PUT is exactly what was sent.
 func (h *handler) setParental(w http.ResponseWriter, r *http.Request) {
 	var req rules.Rules
-	if err := decodeBody(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -31,5 +32,5 @@ func (h *handler) setParental(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("parental rules not saved", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, saved)
+	answer.JSON(w, http.StatusOK, saved)
 }

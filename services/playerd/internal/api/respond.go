@@ -1,23 +1,22 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
 
-// writeJSON answers with v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// MaxBody is the largest JSON request body accepted.
+const MaxBody = 64 << 10
+
+// jsonBody are the API's body rules: at most MaxBody, and unknown fields
+// are refused (the parent's page and apps are built with the box).
+var jsonBody = answer.Body{Limit: MaxBody}
 
 // errorBody is the one error shape of the API. A rule's refusal also
 // names the rule and until when it holds.
@@ -27,18 +26,8 @@ type errorBody struct {
 	Until  *time.Time `json:"until,omitempty"`
 }
 
-// fail answers with err's kind as the status and what a client may be told
-// of it (fault.Message). Failures of the box itself are logged with their
-// cause; refusals and 503 (a part that is down, which a poller would
-// otherwise repeat into gokrazy's 100 log lines) are not.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	kind := fault.KindOf(err)
-	if kind == fault.Internal && h.log != nil {
-		h.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-	}
-	if d := retryAfter(err); d > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
-	}
+// errorShape is the API's error answer for err.
+func errorShape(err error) (int, any) {
 	body := errorBody{Error: fault.Message(err)}
 	var refusal *rules.Refusal
 	if errors.As(err, &refusal) {
@@ -47,39 +36,22 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 			body.Until = &refusal.Until
 		}
 	}
-	h.writeBody(w, fault.HTTPStatus(kind), body)
+	return answer.Status(err), body
 }
 
-// retryAfter is when a client should try err again: the wait it names,
-// and at least a second for the kinds that mean "not now" (Busy,
-// Unavailable), so that every 429 and 503 says when; 0 where waiting does
-// not help.
-func retryAfter(err error) time.Duration {
-	d := fault.RetryAfterOf(err)
-	if k := fault.KindOf(err); k == fault.Busy || k == fault.Unavailable {
-		d = max(d, time.Second)
-	}
-	return d
+// newSurface is how the API answers. Failures of the box itself are logged
+// with their cause; refusals and 503 (a part that is down, which a poller
+// would otherwise repeat into gokrazy's 100 log lines) are not.
+func newSurface(log *slog.Logger) answer.Surface {
+	return answer.Surface{Body: jsonBody, Shape: errorShape, Log: log}
 }
 
-// failed names a failure of the box: an error that carries no kind of its
-// own becomes an internal one told to the client as what ("library scan
-// failed"), not as a bare "internal error"; its cause stays for the log.
-// Errors that have a kind already keep it and their message.
-func failed(what string, err error) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) || fault.KindOf(err) != fault.Internal {
-		return err
-	}
-	return fault.Wrap(fault.Internal, err, what)
+// fail answers err (answer.Surface.Fail).
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.surface.Fail(w, r, err)
 }
 
-// writeError is the only place that writes an error response; handlers go
-// through fail, the router's own 404 and 405 come here directly.
-func (h *handler) writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
-	h.writeBody(w, status, errorBody{Error: msg})
-}
+func badRequest(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }
 
-func (h *handler) writeBody(w http.ResponseWriter, status int, body errorBody) {
-	writeJSON(w, status, body)
-}
+// failed names a failure of the box (answer.Failed).
+func failed(what string, err error) error { return answer.Failed(what, err) }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
@@ -96,6 +97,7 @@ type handler struct {
 	streams     streamCounter
 	statusCache statusCache
 	heavy       heavy
+	surface     answer.Surface
 }
 
 // NewHandler returns the API with its middleware.
@@ -106,15 +108,11 @@ func NewHandler(d Deps) http.Handler {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{Deps: d, log: d.Log, heavy: newHeavy()}
+	h := &handler{Deps: d, log: d.Log, heavy: newHeavy(), surface: newSurface(d.Log)}
 	r := mux.NewRouter()
 	h.routes(r)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.writeError(w, req, http.StatusNotFound, "no such endpoint: "+req.URL.Path)
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.writeError(w, req, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
-	})
+	r.NotFoundHandler = http.HandlerFunc(h.surface.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(h.surface.MethodNotAllowed)
 	// Outside in: every response gets the security headers; a connection
 	// over the connection limit is answered 503 and closed, a foreign Host
 	// and a cross-site write are refused before anything else runs; then

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
@@ -77,17 +78,9 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, failed("status could not be encoded", err))
 		return
 	}
-	b = append(b, '}', '\n') // as writeJSON ends its answers
+	b = append(b, '}', '\n')
 	*bp = b
-	hd := w.Header()
-	hd["Content-Type"] = jsonType
-	if len(b) > 2048 {
-		// Beyond what net/http buffers before it sends a response
-		// chunked (and counts the length itself).
-		hd.Set("Content-Length", strconv.Itoa(len(b)))
-	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	answer.Encoded(w, http.StatusOK, b)
 }
 
 // appendExtras adds the fields statusBody adds to the status: the
@@ -115,7 +108,3 @@ func (h *handler) appendExtras(b []byte) ([]byte, error) {
 	}
 	return b, nil
 }
-
-// jsonType is the Content-Type of JSON answers, one slice for all of them:
-// header values are replaced by Set and copied by Add, never written to.
-var jsonType = []string{"application/json"}

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -36,7 +38,7 @@ func (h *handler) capabilities() []string {
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer.JSON(w, http.StatusOK, map[string]any{
 		"api_version":      1,
 		"device_id":        h.Pairing.DeviceID(),
 		"name":             h.Name,
@@ -116,7 +118,7 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request) {
 	if h.Metrics != nil {
 		out["metrics"] = h.Metrics()
 	}
-	writeJSON(w, http.StatusOK, out)
+	answer.JSON(w, http.StatusOK, out)
 }
 
 // cover is GET /media/cover/current: the cover of what plays now.
@@ -173,7 +175,7 @@ func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
 // listed as the active one so a client can show where the sound goes.
 func (h *handler) outputs(w http.ResponseWriter, r *http.Request) {
 	o := h.Output
-	writeJSON(w, http.StatusOK, map[string]any{"targets": []map[string]any{{
+	answer.JSON(w, http.StatusOK, map[string]any{"targets": []map[string]any{{
 		"id": o.ID, "name": o.Name, "subtitle": o.Subtitle, "selectable": true, "available": true, "active": true,
 	}}})
 }
@@ -184,7 +186,7 @@ type selectRequest struct {
 
 func (h *handler) selectOutput(w http.ResponseWriter, r *http.Request) {
 	var req selectRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -196,14 +198,14 @@ func (h *handler) selectOutput(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, fault.New(fault.NotFound, "no output %q on this box", *req.TargetID))
 		return
 	}
-	writeJSON(w, http.StatusOK, okBody) // already the active one
+	answer.JSON(w, http.StatusOK, okBody) // already the active one
 }
 
 // update is GET /update. The box does not look for updates itself (they
 // are installed from a computer), so it says which version runs and leaves
 // update_available out: a client shows "unknown", not a made-up "none".
 func (h *handler) update(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer.JSON(w, http.StatusOK, map[string]any{
 		"software_version": h.Version,
 		"update_check":     false,
 		"message":          "updates are installed from a computer; the box does not check for them",
@@ -221,7 +223,7 @@ type controlRequest struct {
 // rules apply alike.
 func (h *handler) control(w http.ResponseWriter, r *http.Request) {
 	var req controlRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -271,7 +273,7 @@ func (h *handler) control(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, okBody)
+	answer.JSON(w, http.StatusOK, okBody)
 }
 
 type powerRequest struct {
@@ -280,7 +282,7 @@ type powerRequest struct {
 
 func (h *handler) power(w http.ResponseWriter, r *http.Request) {
 	var req powerRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -309,7 +311,7 @@ func (h *handler) doPower(w http.ResponseWriter, r *http.Request, action string)
 	if h.log != nil {
 		h.log.Warn("power action requested by a paired client", "action", action, "client_id", clientOf(r.Context()).ID)
 	}
-	writeJSON(w, http.StatusAccepted, map[string]bool{"success": true, "accepted": true})
+	answer.JSON(w, http.StatusAccepted, map[string]bool{"success": true, "accepted": true})
 }
 
 type speakRequest struct {
@@ -319,7 +321,7 @@ type speakRequest struct {
 
 func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 	var req speakRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -343,29 +345,13 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !started {
-		writeJSON(w, http.StatusAccepted, map[string]bool{"success": true, "accepted": true})
+		answer.JSON(w, http.StatusAccepted, map[string]bool{"success": true, "accepted": true})
 		return
 	}
-	writeJSON(w, http.StatusOK, okBody)
+	answer.JSON(w, http.StatusOK, okBody)
 }
 
+// message is POST /message (package message).
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
-	var req display.MessageRequest
-	if err := decode(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if err := req.Check(); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if h.Display == nil {
-		h.fail(w, r, fault.New(fault.Unavailable, "display unavailable"))
-		return
-	}
-	if _, err := h.Display.ShowMessage(req); err != nil {
-		h.fail(w, r, fault.Wrap(fault.Internal, err, "message could not be shown"))
-		return
-	}
-	writeJSON(w, http.StatusOK, okBody)
+	message.Handler(&h.surface, h.Display, func(display.Message) any { return okBody })(w, r)
 }

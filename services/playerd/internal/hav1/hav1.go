@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
@@ -98,7 +99,8 @@ type handler struct {
 	log     *slog.Logger
 	streams chan struct{} // open event streams
 	// covers bounds the covers read at once (each whole into memory).
-	covers *gate.Gate
+	covers  *gate.Gate
+	surface answer.Surface
 }
 
 // maxStreams bounds open event streams; each holds a goroutine and a
@@ -110,16 +112,12 @@ func NewHandler(d Deps) http.Handler {
 	if d.Pairing == nil || d.CA == nil || d.Player == nil || d.Auth == nil || d.Hosts == nil {
 		panic("hav1: Deps.Pairing, CA, Player, Auth and Hosts are required")
 	}
-	h := &handler{Deps: d, log: d.Log, streams: make(chan struct{}, maxStreams),
+	h := &handler{Deps: d, log: d.Log, streams: make(chan struct{}, maxStreams), surface: newSurface(d.Log),
 		covers: gate.New("cover requests", gate.Limits{Run: 2, Wait: 4, Patience: 5 * time.Second})}
 	r := mux.NewRouter()
 	h.routes(r)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.fail(w, req, errNoRoute(req.URL.Path))
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.fail(w, req, errMethod(req.Method, req.URL.Path))
-	})
+	r.NotFoundHandler = http.HandlerFunc(h.surface.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(h.surface.MethodNotAllowed)
 	return securityHeaders(netlimit.Refuse(h.checkHost(r), h.fail))
 }
 
@@ -127,9 +125,13 @@ func NewHandler(d Deps) http.Handler {
 // to anyone who reaches the port), a token with a scope, or the
 // administrator.
 func (h *handler) routes(r *mux.Router) {
-	v := r.PathPrefix(Prefix).Subrouter()
-	get := func(path string, f http.HandlerFunc) { v.HandleFunc(path, f).Methods(http.MethodGet, http.MethodHead) }
-	post := func(path string, f http.HandlerFunc) { v.HandleFunc(path, f).Methods(http.MethodPost) }
+	// No subrouter: its routes share its prefix matcher, and a later
+	// route's match of it clears an earlier one's method mismatch, so a
+	// wrong method was answered as an unknown path.
+	get := func(path string, f http.HandlerFunc) {
+		r.HandleFunc(Prefix+path, f).Methods(http.MethodGet, http.MethodHead)
+	}
+	post := func(path string, f http.HandlerFunc) { r.HandleFunc(Prefix+path, f).Methods(http.MethodPost) }
 
 	// Open: what a client needs before it has a token.
 	get("/health", h.health)
@@ -161,10 +163,7 @@ func Routes() []string {
 	var out []string
 	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		path, _ := route.GetPathTemplate()
-		methods, err := route.GetMethods()
-		if err != nil {
-			return nil // the prefix itself
-		}
+		methods, _ := route.GetMethods()
 		for _, m := range methods {
 			if m != http.MethodHead {
 				out = append(out, m+" "+path)
@@ -179,6 +178,7 @@ func Routes() []string {
 // travel in clear, so the API is not served there at all.
 func NotHere() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		(&handler{}).fail(w, r, errNotHere)
+		s := newSurface(nil)
+		s.Fail(w, r, errNotHere)
 	})
 }

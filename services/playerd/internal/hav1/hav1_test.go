@@ -1,13 +1,19 @@
 package hav1
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -35,8 +41,8 @@ func TestErrorTable(t *testing.T) {
 		{player.ErrClosed, 503, "temporarily_unavailable"},
 		{errNotHere, 404, "not_found"},
 		{fault.New(fault.Forbidden, "a rule"), 403, "forbidden"},
-		{errNoRoute("/x"), 404, "not_found"},
-		{errMethod("PUT", "/x"), 400, "invalid_request"},
+		{answer.NoRoute(httptest.NewRequest("GET", "/x", nil)), 404, "not_found"},
+		{answer.NoMethod(httptest.NewRequest("PUT", "/x", nil)), 400, "invalid_request"},
 	} {
 		if s, code := codeOf(c.err); s != c.status || code != c.code {
 			t.Errorf("%v: %d %s, want %d %s", c.err, s, code, c.status, c.code)
@@ -54,8 +60,9 @@ func TestErrorTable(t *testing.T) {
 		t.Errorf("upstream: %d %s, want 502 upstream_unavailable", s, code)
 	}
 	// Internal causes stay in the log.
-	_, body := bodyOf(fault.Wrap(fault.Internal, errNotHere, "command failed"))
-	if string(body) != `{"success":false,"error":"internal_error","message":"command failed"}` {
+	s := newSurface(nil)
+	_, body := s.Render(fault.Wrap(fault.Internal, errNotHere, "command failed"))
+	if string(body) != `{"success":false,"error":"internal_error","message":"command failed"}`+"\n" {
 		t.Errorf("internal error body %s", body)
 	}
 }
@@ -126,5 +133,68 @@ func TestPlaybackOf(t *testing.T) {
 	st.State = player.Failed
 	if PlaybackOf(st).State != "unavailable" {
 		t.Error("a failed player is not unavailable")
+	}
+}
+
+// testHandler is the API with the parts every route needs, and no client
+// paired.
+func testHandler(t *testing.T) http.Handler {
+	t.Helper()
+	m, err := auth.New(auth.Config{Dir: t.TempDir(), Params: auth.Params{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pairing.New(pairing.Config{File: filepath.Join(t.TempDir(), "clients.json"), DeviceID: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewHandler(Deps{Pairing: p, CA: pemCA{}, Player: idle{}, Auth: m, Hosts: auth.NewHosts("box", nil)})
+}
+
+type pemCA struct{}
+
+func (pemCA) CAPEM() []byte { return []byte("-----BEGIN CERTIFICATE-----\n") }
+
+type idle struct{}
+
+func (idle) Status() player.Status { return player.Status{Index: -1} }
+func (idle) Do(context.Context, player.Command) (player.Status, error) {
+	return player.Status{}, fault.New(fault.Conflict, "nothing queued")
+}
+
+// Every refusal is the contract's JSON error, the router's own included:
+// an unknown path, a method the path is not served with (the contract has
+// no 405: invalid_request), a body over the limit and one of another type.
+// An unknown field is ignored (the contract grows), a malformed body is
+// invalid_request.
+func TestRefusalsAreContractJSON(t *testing.T) {
+	h := testHandler(t)
+	for _, tc := range []struct {
+		method, path, ctype, body string
+		status                    int
+		code, message             string
+	}{
+		{"GET", Prefix + "/nothing", "", "", 404, "not_found", "no such endpoint: " + Prefix + "/nothing"},
+		{"DELETE", Prefix + "/health", "", "", 400, "invalid_request", "method DELETE is not allowed on " + Prefix + "/health"},
+		{"POST", Prefix + "/pair/start", "application/json", `{"client_id":"` + strings.Repeat("x", 16<<10) + `"}`, 413, "request_too_large", "body is larger than 16384 bytes"},
+		{"POST", Prefix + "/pair/start", "text/plain", `{"client_id":"x"}`, 415, "unsupported_media_type", "Content-Type must be application/json"},
+		{"POST", Prefix + "/pair/start", "application/json", `{"client_id":`, 400, "invalid_request", "truncated JSON"},
+		{"POST", Prefix + "/pair/start", "application/json", `{"client_id":"x","client_name":"Home","newer":1}`, 403, "pairing_not_enabled", ""},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		r.Host = "box"
+		if tc.ctype != "" {
+			r.Header.Set("Content-Type", tc.ctype)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var body map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: not JSON: %q", tc.method, tc.path, w.Body)
+			continue
+		}
+		if w.Code != tc.status || body["success"] != false || body["error"] != tc.code || (tc.message != "" && body["message"] != tc.message) {
+			t.Errorf("%s %s: %d %v, want %d %s %q", tc.method, tc.path, w.Code, body, tc.status, tc.code, tc.message)
+		}
 	}
 }

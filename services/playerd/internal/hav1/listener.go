@@ -55,7 +55,8 @@ func (c *sniffConn) Read(p []byte) (int, error) {
 			return
 		}
 		if b[0] >= 'A' && b[0] <= 'Z' {
-			status, body := bodyOf(errPlainHTTP)
+			s := newSurface(nil)
+			status, body := s.Render(errPlainHTTP)
 			_ = c.Conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 			fmt.Fprintf(c.Conn, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 				status, http.StatusText(status), len(body), body)

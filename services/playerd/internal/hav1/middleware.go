@@ -11,12 +11,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
-func errNoRoute(path string) error { return fault.New(fault.NotFound, "no such endpoint: %s", path) }
-
-func errMethod(method, path string) error {
-	return malformed("method %s is not allowed on %s", method, path)
-}
-
 // securityHeaders: nothing here is for a browser to frame, sniff or cache.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package hav1
 import (
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
@@ -11,7 +12,7 @@ import (
 const maxCAPEM = 32 << 10
 
 func (h *handler) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "api_version": 1})
+	answer.JSON(w, http.StatusOK, map[string]any{"ok": true, "api_version": 1})
 }
 
 // caPEM is GET /tls/ca: the CA certificate, which is public. A client
@@ -32,7 +33,7 @@ func (h *handler) caPEM(w http.ResponseWriter, r *http.Request) {
 // with an empty token here; it is not looked at.
 func (h *handler) pairStart(w http.ResponseWriter, r *http.Request) {
 	var req pairing.StartRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -46,12 +47,12 @@ func (h *handler) pairStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.logPairing("pairing started", "client", req.ClientName)
-	writeJSON(w, http.StatusOK, st)
+	answer.JSON(w, http.StatusOK, st)
 }
 
 func (h *handler) pairConfirm(w http.ResponseWriter, r *http.Request) {
 	var req pairing.ConfirmRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -65,7 +66,7 @@ func (h *handler) pairConfirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.logPairing("client paired", "client_id", req.ClientID, "scopes", g.Scopes)
-	writeJSON(w, http.StatusOK, g)
+	answer.JSON(w, http.StatusOK, g)
 }
 
 type enableRequest struct {
@@ -78,7 +79,7 @@ type enableRequest struct {
 func (h *handler) pairEnable(w http.ResponseWriter, r *http.Request) {
 	var req enableRequest
 	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
+		if err := jsonBody.Decode(r, &req); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -88,7 +89,7 @@ func (h *handler) pairEnable(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	answer.JSON(w, http.StatusOK, res)
 }
 
 // EnableResult is the answer to opening the pairing window, here and on
@@ -126,7 +127,7 @@ type revokeRequest struct {
 // are revoked by the parent in the admin API.
 func (h *handler) pairRevoke(w http.ResponseWriter, r *http.Request, c pairing.Client) {
 	var req revokeRequest
-	if err := decode(r, &req); err != nil {
+	if err := jsonBody.Decode(r, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -143,7 +144,7 @@ func (h *handler) pairRevoke(w http.ResponseWriter, r *http.Request, c pairing.C
 		return
 	}
 	h.logPairing("client revoked itself", "client_id", c.ID)
-	writeJSON(w, http.StatusOK, okBody)
+	answer.JSON(w, http.StatusOK, okBody)
 }
 
 // logPairing notes pairing events; never the code or a token.

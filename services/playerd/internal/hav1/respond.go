@@ -1,32 +1,31 @@
 package hav1
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
-// Errors of this layer that the contract names apart from the kind.
+// Errors of this layer that the contract names apart from the kind. A
+// malformed request (bad JSON, a missing field) carries
+// answer.ErrMalformed.
 var (
-	errMalformed   = fault.New(fault.Invalid, "malformed request")
 	errScope       = fault.New(fault.Forbidden, "this token lacks the scope for this call")
 	errUnsupported = fault.New(fault.Invalid, "not supported by this box")
 	errNotHere     = fault.New(fault.NotFound, "the home-automation API is served over HTTPS on port 8443 only")
 )
 
 // errPlainHTTP answers a client that speaks plain HTTP to the TLS port.
-var errPlainHTTP = &fault.Error{Kind: fault.Invalid, Msg: "this port speaks HTTPS only; use https://", Cause: errMalformed}
+var errPlainHTTP = answer.Malformed("this port speaks HTTPS only; use https://")
 
 // malformed marks a body the contract calls invalid_request (bad JSON, a
 // missing field), as opposed to a value out of range (invalid_value).
-func malformed(format string, a ...any) error {
-	return &fault.Error{Kind: fault.Invalid, Msg: fmt.Sprintf(format, a...), Cause: errMalformed}
-}
+func malformed(format string, a ...any) error { return answer.Malformed(format, a...) }
 
 func scopeError(s pairing.Scope) error {
 	return &fault.Error{Kind: fault.Forbidden, Msg: "this token lacks the " + string(s) + " scope", Cause: errScope}
@@ -62,8 +61,12 @@ func codeOf(err error) (int, string) {
 		return status, "insufficient_scope"
 	case errors.Is(err, errUnsupported):
 		return http.StatusUnprocessableEntity, "unsupported_command"
-	case errors.Is(err, errMalformed):
+	case errors.Is(err, answer.ErrMalformed):
 		return status, "invalid_request"
+	case errors.Is(err, answer.ErrNoMethod):
+		// The contract has no 405: a method a path is not served with is
+		// a malformed request.
+		return http.StatusBadRequest, "invalid_request"
 	}
 	return status, kindCodes[fault.KindOf(err)]
 }
@@ -86,35 +89,27 @@ var kindCodes = map[fault.Kind]string{
 	fault.Upstream: "upstream_unavailable",
 }
 
-// bodyOf is the status and body for err, for fail and for the answer to
-// plain HTTP on the TLS port, which has no ResponseWriter.
-func bodyOf(err error) (int, []byte) {
+// jsonBody are the API's body rules: the contract's largest body is a
+// message of 1000 characters; fields it does not know are ignored, since
+// the contract grows and a newer client must keep working.
+var jsonBody = answer.Body{Limit: 16 << 10, Lenient: true}
+
+// errorShape is the contract's error answer for err.
+func errorShape(err error) (int, any) {
 	status, code := codeOf(err)
-	data, _ := json.Marshal(errorBody{Success: false, Error: code, Message: fault.Message(err)})
-	return status, data
+	return status, errorBody{Success: false, Error: code, Message: fault.Message(err)}
 }
 
-// writeJSON answers with v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// newSurface is how the API answers. Failures of the box itself are
+// logged with their cause; refusals are not (a client polling with a
+// revoked token would fill the log).
+func newSurface(log *slog.Logger) answer.Surface {
+	return answer.Surface{Body: jsonBody, Shape: errorShape, Log: log, Name: "home-automation"}
 }
 
 var okBody = map[string]bool{"success": true}
 
-// fail is the only place that writes an error response. Failures of the
-// box itself are logged with their cause; refusals are not (a client
-// polling with a revoked token would fill the log).
+// fail answers err (answer.Surface.Fail).
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status, data := bodyOf(err)
-	if status == http.StatusInternalServerError && h.log != nil {
-		h.log.Error("home-automation request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-	}
-	if v := fault.RetryAfterHeader(fault.Wait(err)); v != "" {
-		w.Header().Set("Retry-After", v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
+	h.surface.Fail(w, r, err)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
@@ -34,10 +35,11 @@ func startFakeNetd(t *testing.T) (*fakeNetd, string) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	f := &fakeNetd{announced: map[string]netapi.Service{}, withdrawn: make(chan string, 1), changed: make(chan struct{}, 100)}
+	socket := daemon.Socket(nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /mdns/services", func(w http.ResponseWriter, r *http.Request) {
 		var s netapi.Service
-		err := daemon.Decode(r, &s)
+		err := socket.Decode(r, &s)
 		f.mu.Lock()
 		f.puts++
 		if err == nil && f.off {
@@ -48,16 +50,16 @@ func startFakeNetd(t *testing.T) (*fakeNetd, string) {
 		}
 		f.mu.Unlock()
 		f.changed <- struct{}{}
-		daemon.Answer(w, r, nil, s, err)
+		socket.Answer(w, r, s, err)
 	})
 	mux.HandleFunc("DELETE /mdns/services/{type}", func(w http.ResponseWriter, r *http.Request) {
 		f.withdrawn <- r.PathValue("type")
-		daemon.WriteJSON(w, http.StatusOK, map[string]bool{"withdrawn": true})
+		answer.JSON(w, http.StatusOK, map[string]bool{"withdrawn": true})
 	})
 	sock := filepath.Join(dir, "n.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); daemon.ServeSocket(ctx, sock, mux, nil) }()
+	go func() { defer close(done); daemon.ServeSocket(ctx, sock, daemon.Handler(socket, mux), nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if c, err := net.Dial("unix", sock); err == nil {
