@@ -9,12 +9,10 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
 	"github.com/storybox/storybox/services/playerd/internal/display"
-	"github.com/storybox/storybox/services/playerd/internal/haserve"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/power"
-	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // The surfaces on the box itself: the touch screen, card readers and
@@ -22,7 +20,7 @@ import (
 
 // openDisplay builds the touch screen from the -fb and -touch flags and
 // attaches it to the core.
-func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
+func openDisplay(cfg Config, h hooks, core *box.Box, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
 	o := display.Options{
 		Player:       core.Player(),
 		Events:       core.Changes(),
@@ -32,9 +30,7 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 		OnError:      func(err error) { log.Warn("display", "error", err) },
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,
-	}
-	if srv := ha.Admin(); srv != nil {
-		o.Pairing, o.Fingerprint = srv.Pairing(), srv.Identity().Fingerprint()
+		Pairing:      core.HomeAutomation(), // the code a client asks for is shown here only
 	}
 	if conn != nil { // the Wi-Fi setup screen joins through netd, as the API does
 		o.Network = conn
@@ -103,10 +99,3 @@ func watchBattery(hatd *hat.Client, core *box.Box, log *slog.Logger) func(contex
 		return nil
 	}
 }
-
-// inputAdmin is the admin API's view of the core's wiring, until the API
-// takes the store itself.
-type inputAdmin struct{ *wiring.Store }
-
-func (a inputAdmin) Wiring() wiring.Wiring           { return a.Get() }
-func (a inputAdmin) SetWiring(w wiring.Wiring) error { return a.Put(w) }

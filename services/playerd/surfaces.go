@@ -67,9 +67,10 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	machine := metrics.New("/proc", "/sys", cfg.Media)
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
-			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck}, log)
+			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck,
+			Core: core.HomeAutomation()}, log)
 	}
-	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
+	if s.display, err = openDisplay(cfg, h, core, conn, log); err != nil {
 		return nil, err
 	}
 	in, err := openInput(cfg, h, core, log)
@@ -88,14 +89,15 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Metrics:      func() any { return machine.Read() },
 		System:       func() any { return sys.Read() },
 		Hat:          s.hatd,
-		Display:      s.display,
+		Display:      core.Screen(),
 		Speaker:      core.Speech(),
 		Net:          conn,
 		Auth:         m,
 		Hosts:        hosts,
-		HA:           s.ha.Admin(),
+		HA:           core.HomeAutomation(),
+		Refused:      map[string]http.Handler{hav1.Prefix + "/": hav1.NotHere()},
 		Cards:        core.Cards(),
-		Input:        inputAdmin{core.Wiring()},
+		Input:        core.Wiring(),
 		Events:       core.Changes(),
 		Restrictions: func() any { return core.Rules().Restrictions() },
 		Scan:         func() any { return core.Library().Progress() },
@@ -118,7 +120,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 			Metrics: func() any { return machine.Read() },
 			Output:  hav1.OutputOf(cfg.Output),
 			Speaker: core.Speech(),
-			Display: s.display,
+			Display: core.Screen(),
 			Power:   core.Power().AskFor("home automation"),
 			Events:  hav1.BusFeed{Bus: core.Changes(), Player: core.Player()},
 			Auth:    m,

@@ -14,7 +14,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -89,6 +88,10 @@ type Deps struct {
 	Input InputAdmin
 	// Radio is the parent's stations and podcasts; optional.
 	Radio RadioAdmin
+	// Refused answers the paths of another API that must not be served
+	// here, by path prefix, in that API's own words: the home-automation
+	// API's, which lives on the TLS port only.
+	Refused map[string]http.Handler
 }
 
 type handler struct {
@@ -259,14 +262,16 @@ func (h *handler) routes(r *mux.Router) {
 	netd.put("/api/connectivity/wifi/country", h.wifiCountry)
 
 	// Home automation: the parent pairs and revokes clients here; the API
-	// itself is on the TLS port, and its paths are refused here in its own
-	// error shape, so no token or code ever travels in clear.
+	// itself is on the TLS port, and its paths are refused here (Refused),
+	// so no token or code ever travels in clear.
 	ha := h.part(r, h.HA != nil, errNoHA)
 	ha.get("/api/admin/ha", h.haStatus)
 	ha.post("/api/admin/ha/pairing", h.haEnable)
 	ha.delete("/api/admin/ha/pairing", h.haCancel)
 	ha.delete("/api/admin/ha/clients/{client_id}", h.haRevoke)
-	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
+	for prefix, answer := range h.Refused {
+		r.PathPrefix(prefix).Handler(answer)
+	}
 
 	// Cards and buttons. The fixed paths come before /cards/{id}, which
 	// would take them as ids (and refuse them: ids are digits and capitals).

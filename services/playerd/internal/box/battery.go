@@ -18,7 +18,7 @@ import (
 func (b *Box) BatteryLevel(ctx context.Context, c battery.Change) {
 	b.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
 	b.publish(events.KindBattery, BatteryEvent{c.To, c.Percent})
-	b.onScreen(func(s Screen) { s.SetBatteryLow(c.To == battery.Low || c.To == battery.Critical) })
+	b.onScreen(func(s ScreenSurface) { s.SetBatteryLow(c.To == battery.Low || c.To == battery.Critical) })
 	switch c.To {
 	case battery.Low:
 		text := "The battery is almost empty. Please charge the box."

@@ -87,6 +87,7 @@ type Box struct {
 	saver    *state.Saver
 	speech   *speech.Service
 	power    *Power
+	ha       *HomeAutomation
 	feed     *events.Bus
 	// The parent's cards and input wiring: the core keeps them, what a
 	// card does and what the readers and buttons found, so that the admin
@@ -142,6 +143,8 @@ func New(cfg Config) (*Box, error) {
 	if b.id, err = settings.BoxID(cfg.Data); err != nil {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
+
+	b.openHomeAutomation()
 
 	b.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"))
 	if cfg.HoldScan != nil {

@@ -59,9 +59,7 @@ type Options struct {
 	// button); nil: no timer is ever shown as set.
 	Restrictions func() rules.Restrictions
 	// Pairing shows the home-automation pairing card; nil: none.
-	// Fingerprint is the TLS key's fingerprint the card shows with it.
-	Pairing     PairingSource
-	Fingerprint string
+	Pairing PairingSource
 	// Network is netd: while the box is not connected, the home screen
 	// has a Wi-Fi button that opens the setup screen. nil: no button.
 	Network Network
@@ -468,7 +466,7 @@ func label(ls map[string]string, lang, fallback string) string {
 // screen. A duration of 0 shows nothing and clears the current message.
 // Errors wrap fault.Invalid.
 func (d *Display) ShowMessage(r MessageRequest) (Message, error) {
-	title, text, dur, err := r.validate()
+	title, text, dur, err := r.Clean()
 	if err != nil {
 		return Message{}, err
 	}
@@ -614,14 +612,6 @@ func redacted(shown *view) (view, bool) {
 		secret = true
 	}
 	return v, secret
-}
-
-// UIState is what the screen shows, for clients that mirror the box
-// (GET /api/ui-state).
-type UIState struct {
-	Screen     string   `json:"screen"` // "home" or "playing"
-	Message    *Message `json:"message"`
-	BatteryLow bool     `json:"battery_low"`
 }
 
 // UIState reports the current screen state.

@@ -1,5 +1,5 @@
 // Package haserve runs the home-automation API (hav1) on its own TLS port:
-// it opens the API's identity and paired clients, listens, serves within
+// it opens the API's identity over the core's pairing, listens, serves within
 // the same limits as the local API, keeps the certificate current and has
 // netd announce the API over mDNS. playerd's main decides whether it runs
 // and supervises what it starts.
@@ -19,9 +19,11 @@ import (
 
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/netapi"
+	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
 // Config says where the API listens, where its secrets are and what the
@@ -43,10 +45,19 @@ type Config struct {
 	// CheckEvery).
 	Addresses func() ([]netip.Addr, error)
 	CertCheck <-chan time.Time
+	// Core is the core's side of the API (box.HomeAutomation): the
+	// pairing the API serves, and where it tells that it serves.
+	Core Core
+}
+
+// Core is what the API needs of the core's home-automation facet.
+type Core interface {
+	Pairing() *pairing.Manager
+	Serving(id box.Identity, port int)
 }
 
 // Dir holds the home-automation secrets inside the data directory.
-const Dir = "home-automation"
+const Dir = pairing.Dir
 
 // CheckEvery is how often the box looks at its addresses and the
 // certificate's dates; a new DHCP lease gets a certificate within this, and
@@ -66,8 +77,8 @@ type Service struct {
 // directory or box id it stays off (logged, nil): the box plays on.
 func Open(cfg Config, log *slog.Logger) *Service {
 	s := &Service{cfg: cfg, ln: httpserve.Listen(cfg.Listener, cfg.Listen, log)}
-	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, Dir), DeviceID: cfg.ID,
-		Host: cfg.Host, Names: cfg.Names, Port: s.port(), Clock: cfg.Clock, Addresses: cfg.Addresses})
+	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, Dir), DeviceID: cfg.ID, Pairing: cfg.Core.Pairing(),
+		Host: cfg.Host, Names: cfg.Names, Clock: cfg.Clock, Addresses: cfg.Addresses})
 	if srv == nil {
 		log.Error("home-automation API off", "error", err)
 		if s.ln != nil {
@@ -79,16 +90,8 @@ func Open(cfg Config, log *slog.Logger) *Service {
 		log.Warn("home-automation API", "error", err)
 	}
 	s.srv = srv
+	cfg.Core.Serving(srv.Identity(), s.port())
 	return s
-}
-
-// Admin is the local admin API's side of the API: pairing and revoking; a
-// nil one answers that the API is off.
-func (s *Service) Admin() *hav1.Server {
-	if s == nil {
-		return nil
-	}
-	return s.srv
 }
 
 // port is where the API listens, or would.

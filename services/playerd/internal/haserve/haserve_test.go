@@ -13,6 +13,8 @@ import (
 
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/netapi"
+	"github.com/storybox/storybox/services/playerd/internal/box"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
 func TestOffWithoutItsDirectoryAndListenerClosed(t *testing.T) {
@@ -25,12 +27,13 @@ func TestOffWithoutItsDirectoryAndListenerClosed(t *testing.T) {
 	if err := os.WriteFile(data, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := Open(Config{Listener: ln, Data: data, Host: "box", ID: "b1"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	core := newCore(t)
+	s := Open(Config{Listener: ln, Data: data, Host: "box", ID: "b1", Core: core}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if s != nil {
 		t.Fatal("the API is on without a place for its secrets")
 	}
-	if s.Admin() != nil {
-		t.Error("an off API has an admin side")
+	if core.port != 0 {
+		t.Error("an API that is off told the core it serves")
 	}
 	if _, err := ln.Accept(); err == nil {
 		t.Error("the listener of an API that is off stays open")
@@ -43,21 +46,36 @@ func TestPortIsTheListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	s := Open(Config{Listen: ":8443", Listener: ln, Data: t.TempDir(), Host: "box", ID: "b1"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if s == nil || s.Admin() == nil {
+	core := newCore(t)
+	s := Open(Config{Listen: ":8443", Listener: ln, Data: t.TempDir(), Host: "box", ID: "b1", Core: core}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if s == nil {
 		t.Fatal("the API is off with a usable data directory")
 	}
 	if got, want := s.port(), ln.Addr().(*net.TCPAddr).Port; got != want {
 		t.Errorf("port %d, want the listener's %d", got, want)
 	}
-	st, err := s.Admin().Status()
+	if core.port != s.port() || core.id == nil || core.id.Fingerprint() == "" {
+		t.Errorf("the core (and so the admin page) is told port %d and identity %v, want %d", core.port, core.id, s.port())
+	}
+}
+
+// fakeCore is the core's home-automation facet.
+type fakeCore struct {
+	pairing *pairing.Manager
+	id      box.Identity
+	port    int
+}
+
+func newCore(t *testing.T) *fakeCore {
+	m, err := pairing.New(pairing.Config{File: filepath.Join(t.TempDir(), "clients.json"), DeviceID: "b1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.(map[string]any)["port"]; got != s.port() {
-		t.Errorf("the admin page is told port %v, want %d", got, s.port())
-	}
+	return &fakeCore{pairing: m}
 }
+
+func (c *fakeCore) Pairing() *pairing.Manager         { return c.pairing }
+func (c *fakeCore) Serving(id box.Identity, port int) { c.id, c.port = id, port }
 
 // panickyNetd fails its first announcement with a panic (a bug in the
 // client, say) and keeps the second until ctx ends.
@@ -84,7 +102,7 @@ func TestAnnouncementRestarts(t *testing.T) {
 	}
 	defer ln.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := Open(Config{Listener: ln, Data: t.TempDir(), Host: "box", ID: "b1"}, log)
+	s := Open(Config{Listener: ln, Data: t.TempDir(), Host: "box", ID: "b1", Core: newCore(t)}, log)
 	if s == nil {
 		t.Fatal("the API is off")
 	}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
-	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 )
 
 // Shower shows a message on the screen.
 type Shower interface {
-	ShowMessage(display.MessageRequest) (display.Message, error)
+	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
 }
 
 // ErrNoDisplay answers a message while the box has no screen.
@@ -23,11 +23,11 @@ var ErrNoDisplay = fault.New(fault.Unavailable, "display unavailable")
 // Handler serves a posted message through s onto d, answering what reply
 // makes of the message shown. A bad body is refused even when d is nil (no
 // screen): a client learns its own mistake before the box's. The rules are
-// the screen's own (display.MessageRequest.Check). A refusal of the screen
+// the screen's own (onscreen.MessageRequest.Check). A refusal of the screen
 // keeps its kind (a busy screen is 429 with Retry-After, not a failure).
-func Handler(s *answer.Surface, d Shower, reply func(display.Message) any) http.HandlerFunc {
+func Handler(s *answer.Surface, d Shower, reply func(onscreen.Message) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req display.MessageRequest
+		var req onscreen.MessageRequest
 		if err := s.Decode(r, &req); err != nil {
 			s.Fail(w, r, err)
 			return

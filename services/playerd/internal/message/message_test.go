@@ -10,25 +10,25 @@ import (
 
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
-	"github.com/storybox/storybox/services/playerd/internal/display"
+	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 )
 
 // screen records what it was asked to show, or refuses with err.
 type screen struct {
-	shown []display.MessageRequest
+	shown []onscreen.MessageRequest
 	err   error
 }
 
-func (s *screen) ShowMessage(r display.MessageRequest) (display.Message, error) {
+func (s *screen) ShowMessage(r onscreen.MessageRequest) (onscreen.Message, error) {
 	if s.err != nil {
-		return display.Message{}, s.err
+		return onscreen.Message{}, s.err
 	}
 	s.shown = append(s.shown, r)
-	return display.Message{ID: 7, Message: *r.Message}, nil
+	return onscreen.Message{ID: 7, Message: *r.Message}, nil
 }
 
 func serve(s *answer.Surface, d Shower, body string) *httptest.ResponseRecorder {
-	h := Handler(s, d, func(m display.Message) any { return map[string]any{"id": m.ID} })
+	h := Handler(s, d, func(m onscreen.Message) any { return map[string]any{"id": m.ID} })
 	r := httptest.NewRequest(http.MethodPost, "/message", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
