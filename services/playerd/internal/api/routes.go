@@ -14,10 +14,14 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // Player is what the API needs of the engine.
@@ -51,21 +55,15 @@ type Deps struct {
 	Log     *slog.Logger
 	Player  Player
 	Library Library
-	Home    func() any   // the /api/home model
-	Info    func() any   // the /api/info object
-	Metrics func() any   // the /api/system/metrics object
-	System  func() any   // the /api/system object
+	// Views are what the read-only routes answer with, read at each
+	// request.
+	Views   Views
 	Hat     HatSource    // optional
 	Speaker Speaker      // optional
-	Display Display      // optional
+	Display Display      // optional: the core's facet of the screen (box.Screen)
 	Net     Connectivity // optional: netd, the Wi-Fi
-	// Restrictions are the parental rules in force, shown beside the
-	// player status; Parental the rules a parent sets. Both optional.
-	Restrictions func() any
-	Parental     Parental
-	// Scan is the library scan's progress, shown beside the player status
-	// (optional).
-	Scan func() any
+	// Parental is the rules a parent sets (optional).
+	Parental Parental
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
@@ -75,7 +73,6 @@ type Deps struct {
 	Events  *events.Bus
 	Streams StreamLimits
 	// The admin area, by capability (admin_*.go); each optional.
-	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
 	Settings     SettingsAdmin
 	Navigation   NavigationAdmin
 	LibraryAdmin LibraryAdmin
@@ -92,6 +89,21 @@ type Deps struct {
 	// here, by path prefix, in that API's own words: the home-automation
 	// API's, which lives on the TLS port only.
 	Refused map[string]http.Handler
+}
+
+// Views are the core's and the machine's state as the API shows it, each
+// read when a request asks; a nil one is left out (Restrictions, Scan) or
+// answers 503 (Resume), and the others are required.
+type Views struct {
+	Home    func() home.Home      // GET /api/home
+	Info    func() map[string]any // GET /api/info
+	Metrics func() metrics.Snapshot
+	System  func() system.Status
+	// Restrictions are the parental rules in force and Scan the library
+	// scan's progress, both shown beside the player status.
+	Restrictions func() rules.Restrictions
+	Scan         func() library.Progress
+	Resume       func() map[string]state.ResumePoint // GET /api/admin/resume, by folder id
 }
 
 type handler struct {
@@ -234,7 +246,7 @@ func (h *handler) routes(r *mux.Router) {
 	navigation := h.part(r, h.Navigation != nil, errNoNavigation)
 	navigation.get("/api/admin/navigation", h.getNavigation)
 	navigation.put("/api/admin/navigation", h.putNavigation)
-	h.part(r, h.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
+	h.part(r, h.Views.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
 	library := h.part(r, h.LibraryAdmin != nil, errNoLibraryAdmin)
 	library.get("/api/admin/library/folders", h.listFolders)
 	library.post("/api/admin/library/folders", h.createFolder)
