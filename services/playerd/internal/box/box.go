@@ -5,10 +5,12 @@
 //
 // New builds the core in one fixed order and starts nothing; Run runs it.
 // The surfaces (the local API, the home-automation API, the screen, card
-// readers and buttons, MPRIS) are built by playerd's main from the core's
-// parts, each taking only the narrow interface it needs; none of them
-// builds a part of the core, and none calls another: what the core
-// changes, they hear from Changes.
+// readers and buttons, MPRIS, the battery board's client) are built by
+// playerd's main from the core's facets, each taking only what it needs;
+// none of them builds a part of the core, and none is handed another: what
+// two surfaces share meets here (Screen, HomeAutomation, Cards, Wiring),
+// and what the core changes, they hear from Changes. The core imports no
+// surface (services/playerd/layers_test.go).
 package box
 
 import (
@@ -107,11 +109,12 @@ type Box struct {
 }
 
 // New builds the core in its one order: a restore a crash interrupted is
-// completed; the settings; the library from its scan cache (a directory
+// completed; the settings and the box id; the home-automation pairing; the
+// library from its scan cache (a directory
 // walk, no media file read, so the player resumes at once); the stations
 // and podcasts, and the catalog of both; the saved state; the parental
 // rules, which gate the player; the player; the announcements; the
-// navigation. A file that cannot be read is logged and its defaults used:
+// cards and the input wiring; the navigation. A file that cannot be read is logged and its defaults used:
 // the box always starts.
 func New(cfg Config) (*Box, error) {
 	opener, err := output.Parse(cfg.Output)
