@@ -110,11 +110,11 @@ type Box struct {
 
 // New builds the core in its one order: a restore a crash interrupted is
 // completed; the settings and the box id; the home-automation pairing; the
-// library from its scan cache (a directory
-// walk, no media file read, so the player resumes at once); the stations
-// and podcasts, and the catalog of both; the saved state; the parental
-// rules, which gate the player; the player; the announcements; the
-// cards and the input wiring; the navigation. A file that cannot be read is logged and its defaults used:
+// library from its scan cache (a directory walk, no media file read, so
+// the player resumes at once); the stations and podcasts, and the catalog
+// of both; the saved state; the parental rules, which gate the player; the
+// player; the announcements; the cards and the input wiring; the
+// navigation. A file that cannot be read is logged and its defaults used:
 // the box always starts.
 func New(cfg Config) (*Box, error) {
 	opener, err := output.Parse(cfg.Output)
