@@ -61,8 +61,7 @@ var surfacePackages = map[string][]string{
 	"readers and buttons": {
 		"playerd/internal/input", "playerd/internal/input/gpio",
 	},
-	"MPRIS":         {"playerd/internal/mpris"},
-	"battery board": {"playerd/internal/hat"},
+	"MPRIS": {"playerd/internal/mpris"},
 }
 
 // libraryPackages serve the core and the surfaces alike and import
@@ -74,6 +73,7 @@ var libraryPackages = []string{
 	"internal/fault",
 	"internal/netapi",
 	"playerd/internal/gate",
+	"playerd/internal/hat", // hatd's client; its monitor feeds the core's battery levels
 	"playerd/internal/httpserve",
 	"playerd/internal/message", // the one handler of a message posted for the screen
 	"playerd/internal/metrics",

@@ -5,7 +5,7 @@
 //
 // New builds the core in one fixed order and starts nothing; Run runs it.
 // The surfaces (the local API, the home-automation API, the screen, card
-// readers and buttons, MPRIS, the battery board's client) are built by
+// readers and buttons, MPRIS, the battery monitor) are built by
 // playerd's main from the core's facets, each taking only what it needs;
 // none of them builds a part of the core, and none is handed another: what
 // two surfaces share meets here (Screen, HomeAutomation, Cards, Wiring),
