@@ -119,7 +119,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 			Player:  core.Player(),
 			Covers:  core.Catalog(),
 			Device:  func() hav1.Device { return hav1.DeviceOf(sys.Read(), machine.Read().UptimeSeconds) },
-			Metrics: func() any { return machine.Read() },
+			Metrics: machine.Read,
 			Output:  hav1.OutputOf(cfg.Output),
 			Speaker: core.Speech(),
 			Display: core.Screen(),

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
@@ -80,7 +81,7 @@ type Deps struct {
 	Player  Player
 	Covers  Covers
 	Device  func() Device
-	Metrics func() any
+	Metrics func() metrics.Snapshot // optional
 	Output  Output
 	Speaker Speaker // optional
 	Display Display // optional
