@@ -116,7 +116,12 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 // serveBoard serves the status while it keeps the charger programmed and
 // sampled. Nothing the board or the socket does ends it; only ctx does:
 // the status says what is wrong (hardware_available false) and playerd
-// keeps its battery protection as soon as the board answers again.
+// keeps its battery protection as soon as the board answers again. Its two
+// parts, the socket and the charger, are supervised (daemon.Group): one
+// that fails or panics is logged and started again after 1, 2, 4 … s, at
+// most a minute apart, while the other goes on. None is essential: what
+// no restart fixes (no I²C bus) is refused before they start (exit 125),
+// and a crash of hatd would only restart the same way, every second.
 func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq25792.Bus, board *sim.Board, log *slog.Logger) error {
 	opts := chargerOpts(cfg, prof)
 	if err := opts.Validate(); err != nil {
@@ -129,14 +134,23 @@ func serveBoard(ctx context.Context, cfg Config, prof battery.Profile, bus bq257
 		}
 		return status.Status{Profile: prof.Name} // no charger yet: nothing known
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
+	sup := daemon.NewGroup(log)
+	sup.Restarting(ctx, "socket", func(ctx context.Context) error {
 		daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(server.Deps{Status: statusNow, Sim: board, Log: log}), log)
-	}()
-	defer func() { cancel(); <-served }()
+		return nil
+	})
+	sup.Restarting(ctx, "charger", func(ctx context.Context) error {
+		defer sampler.Store(nil) // a sampler that stopped says nothing current
+		return runCharger(ctx, cfg, prof, opts, bus, &sampler, log)
+	})
+	<-ctx.Done()
+	sup.Wait()
+	return nil
+}
 
+// runCharger finds and programs the charger, then samples it every
+// Interval until ctx ends, publishing through sampler.
+func runCharger(ctx context.Context, cfg Config, prof battery.Profile, opts *bq25792.Opts, bus bq25792.Bus, sampler *atomic.Pointer[status.Sampler], log *slog.Logger) error {
 	dev := connect(ctx, bus, opts, log)
 	if dev == nil {
 		return nil // ctx ended

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/hatd/internal/sim"
 	"github.com/storybox/storybox/services/hatd/internal/status"
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/daemon/daemontest"
 	"github.com/storybox/storybox/services/internal/fault"
 )
 
@@ -282,4 +283,65 @@ func shortDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// panicBus is the simulated board behind a bus whose first transfer
+// panics, as a bug on an answer the driver did not expect would.
+type panicBus struct {
+	*sim.Board
+	transfers atomic.Int32
+	again     chan struct{} // closed at the first transfer after the panic
+}
+
+func (b *panicBus) transfer() {
+	switch b.transfers.Add(1) {
+	case 1:
+		panic("unexpected register value")
+	case 2:
+		close(b.again)
+	}
+}
+
+func (b *panicBus) ReadRegU8(reg byte) (byte, error) { b.transfer(); return b.Board.ReadRegU8(reg) }
+func (b *panicBus) WriteRegU8(reg, v byte) error     { b.transfer(); return b.Board.WriteRegU8(reg, v) }
+func (b *panicBus) ReadRegU16BE(reg byte) (uint16, error) {
+	b.transfer()
+	return b.Board.ReadRegU16BE(reg)
+}
+func (b *panicBus) WriteRegU16BE(reg byte, v uint16) error {
+	b.transfer()
+	return b.Board.WriteRegU16BE(reg, v)
+}
+
+// A part that fails is logged and started again while the other goes on:
+// the charger panics on its first transfer, is started again after the
+// pause and programs the board; the socket serves throughout. Cancelling
+// ends both parts and removes the socket.
+func TestPartsRestartAndStop(t *testing.T) {
+	cfg := DefaultConfig
+	cfg.Socket, cfg.Interval = filepath.Join(shortDir(t), "h.sock"), 100*time.Millisecond
+	prof, err := cfg.profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := &panicBus{Board: sim.New(sim.Options{SoC: 0.7, Seed: 1}), again: make(chan struct{})}
+	log := daemontest.NewLog()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveBoard(ctx, cfg, prof, bus, nil, log.Logger()) }()
+	log.Wait("charger failed, restarting")
+	<-bus.again
+	log.Wait("battery level") // sampled after the restart
+	log.Wait("serving")
+	st, err := tryStatus(unixClient(cfg.Socket))
+	if err != nil || !st.HardwareAvailable {
+		t.Errorf("status after the restart: %+v %v", st, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cfg.Socket); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -129,29 +128,39 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	dhcp := &ipconf.DHCP{Program: cfg.DHCP, Output: os.Stderr, Log: log}
 	defer dhcp.Close()
-	sta := station.New(station.Config{
-		Radio: r, Store: st, Addr: dhcp, Log: log, Interface: cfg.Interface, Country: cfg.Country,
-		JoinTimeout: cfg.JoinTimeout, RetryMax: cfg.RetryMax,
-	})
+	serve(ctx, cfg, station.Config{Radio: r, Store: st, Addr: dhcp}, log)
+	return nil
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { sta.Run(ctx) })
+// serve runs netd's parts until ctx ends: the station (the Wi-Fi link and
+// its addresses), the mDNS responder and the socket. Each is supervised
+// (daemon.Group): one that fails or panics is logged and started again
+// after 1, 2, 4 … s, at most a minute apart, while the others go on; a
+// restart of netd would drop the link with it. None is essential: what no
+// restart fixes is refused before they start (exit 125). sta carries the
+// radio, store and addressing; serve adds the rest from cfg.
+func serve(ctx context.Context, cfg Config, sta station.Config, log *slog.Logger) {
+	sta.Log, sta.Interface, sta.Country = log, cfg.Interface, cfg.Country
+	sta.JoinTimeout, sta.RetryMax = cfg.JoinTimeout, cfg.RetryMax
+	wifi := station.New(sta)
+
+	sup := daemon.NewGroup(log)
+	sup.Restarting(ctx, "station", func(ctx context.Context) error {
+		wifi.Run(ctx)
+		return nil
+	})
 	var ann server.Announcer
 	if cfg.MDNS {
 		adv := &mdns.Advertiser{Host: cfg.hostname(), Services: cfg.services(), Log: log}
 		ann = adv
-		wg.Go(func() {
-			if err := adv.Run(ctx); err != nil {
-				log.Error("mdns", "err", err)
-			}
-		})
+		sup.Restarting(ctx, "mDNS responder", adv.Run)
 	}
-	wg.Go(func() { daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(sta, ann, log), log) })
+	sup.Restarting(ctx, "socket", func(ctx context.Context) error {
+		daemon.ServeSocket(ctx, cfg.Socket, server.NewHandler(wifi, ann, log), log)
+		return nil
+	})
 	<-ctx.Done()
-	wg.Wait()
-	return nil
+	sup.Wait()
 }
 
 func loadModules(cfg Config, log *slog.Logger) {

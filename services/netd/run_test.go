@@ -8,12 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/daemon/daemontest"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/netapi"
+	"github.com/storybox/storybox/services/netd/internal/ipconf"
+	"github.com/storybox/storybox/services/netd/internal/radio"
+	"github.com/storybox/storybox/services/netd/internal/station"
+	"github.com/storybox/storybox/services/netd/internal/store"
 )
 
 func TestConfigUnusableExits125(t *testing.T) {
@@ -107,5 +113,77 @@ func TestRunServes(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// panicRadio is no Wi-Fi, except that its first look for adapters panics,
+// as a bug on an unexpected answer of a driver would.
+type panicRadio struct {
+	radio.None
+	looks atomic.Int32
+	again chan struct{} // closed at the first look after the panic
+}
+
+func (r *panicRadio) Adapters() ([]radio.Adapter, error) {
+	switch r.looks.Add(1) {
+	case 1:
+		panic("unexpected adapter list")
+	case 2:
+		close(r.again)
+	}
+	return nil, nil
+}
+
+// noAddressing is addressing that is never asked for (no adapter).
+type noAddressing struct{}
+
+func (noAddressing) Up(string)                {}
+func (noAddressing) Down(string) error        { return nil }
+func (noAddressing) Addrs(string) ipconf.Addr { return ipconf.Addr{} }
+
+// A part that fails is logged and started again while the others go on:
+// the station panics on its first look for an adapter, and looks again
+// after the pause; the socket answers throughout. Cancelling ends every
+// part and removes the socket.
+func TestPartsRestartAndStop(t *testing.T) {
+	dir, err := os.MkdirTemp("", "netd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	st, err := store.Open(filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig
+	cfg.Socket, cfg.MDNS = filepath.Join(dir, "n.sock"), false
+	events := daemontest.NewLog()
+	r := &panicRadio{again: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(ctx, cfg, station.Config{Radio: r, Store: st, Addr: noAddressing{}}, events.Logger())
+	}()
+	events.Wait("station failed, restarting")
+	<-r.again
+	c := daemon.NewClient(cfg.Socket, "netd", "netd unavailable")
+	var status netapi.Status
+	for {
+		// The socket may not be made yet; the station's restart is what
+		// this waits for, the loop only for the socket's first answer.
+		err := c.Call(ctx, "GET", "/status", nil, &status)
+		if err == nil {
+			break
+		}
+		events.Wait("serving")
+	}
+	if status.State != netapi.StateNoAdapter {
+		t.Errorf("status after the restart: %+v", status)
+	}
+	cancel()
+	<-done
+	if _, err := os.Stat(cfg.Socket); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
 	}
 }

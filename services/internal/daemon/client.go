@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
@@ -78,7 +79,9 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 			// disagree on the routes.
 			return c.fail(fmt.Errorf("%s answered %s: %s", c.name, resp.Status, e.Error))
 		}
-		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error}
+		// The daemon's wait goes on to the caller's client.
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error, RetryAfter: time.Duration(max(wait, 0)) * time.Second}
 	}
 	if out == nil {
 		return nil

@@ -12,9 +12,12 @@
 // and flood gokrazy's 100 log lines.
 //
 // Sockets: Listen and CheckSocket are the one rule for a socket path,
-// Server serves and makes its listener again after a failure, Fail, Decode
-// and WriteJSON are the server side of the wire format (errors carry a
-// fault kind), Client its client side.
+// Server serves and makes its listener again after a failure, Socket and
+// Handler are the server side of the wire format (package answer with
+// errors that carry a fault kind), Client its client side.
+//
+// Parts: Group runs a daemon's long-lived parts and restarts those that
+// fail.
 package daemon
 
 import (

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
 )
@@ -33,6 +34,9 @@ func testDaemon(t *testing.T) *Client {
 	mux.HandleFunc("GET /fail/{kind}", func(w http.ResponseWriter, r *http.Request) {
 		k := fault.Kind(strings.ReplaceAll(r.PathValue("kind"), "_", " "))
 		s.Answer(w, r, nil, fault.Wrap(k, errors.New("/secret/path"), "it went wrong"))
+	})
+	mux.HandleFunc("GET /later", func(w http.ResponseWriter, r *http.Request) {
+		s.Fail(w, r, fault.Retry(fault.Busy, 3*time.Second, "board busy"))
 	})
 	mux.HandleFunc("GET /garbage", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
@@ -82,6 +86,10 @@ func TestClientCall(t *testing.T) {
 		if fault.KindOf(err) != tc.kind || fault.Message(err) != tc.msg {
 			t.Errorf("%s: %v (%s, %q), want %s %q", tc.path, err, fault.KindOf(err), fault.Message(err), tc.kind, tc.msg)
 		}
+	}
+	// A daemon's wait reaches the caller.
+	if err := c.Call(ctx, "GET", "/later", nil, nil); fault.KindOf(err) != fault.Busy || fault.RetryAfterOf(err) != 3*time.Second {
+		t.Errorf("busy: %v (%s, wait %s)", err, fault.KindOf(err), fault.RetryAfterOf(err))
 	}
 	gone := NewClient(filepath.Join(shortDir(t), "none.sock"), "testd", "test service unavailable")
 	if err := gone.Call(ctx, "GET", "/x", nil, nil); fault.KindOf(err) != fault.Unavailable || fault.Message(err) != "test service unavailable" {

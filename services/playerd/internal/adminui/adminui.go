@@ -79,10 +79,11 @@ func load() map[string]*asset {
 }
 
 // Handler serves the page's files below Prefix: index.html for the
-// prefix itself, 404 for any other name, no directory listings. A reload
+// prefix itself, notFound's answer (the API's JSON 404) for any other
+// name, no directory listings. A reload
 // asks again (no-cache) and gets 304 while the file is the same, so a
 // box updated in the meantime serves its new page at once.
-func Handler() http.Handler {
+func Handler(notFound http.HandlerFunc) http.Handler {
 	assets := load()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -96,7 +97,7 @@ func Handler() http.Handler {
 		}
 		a := assets[name]
 		if a == nil || !strings.HasPrefix(r.URL.Path, Prefix) {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		body, etag := a.body, a.etag

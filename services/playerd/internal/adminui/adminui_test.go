@@ -16,7 +16,7 @@ import (
 // The page's files are served with types a browser runs as modules, and
 // with a policy that allows no inline script or style and no framing.
 func TestServesPageWithStrictPolicy(t *testing.T) {
-	h := Handler()
+	h := Handler(http.NotFound)
 	for _, c := range []struct{ path, ctype, body string }{
 		{"/admin/", "text/html", `<script type="module" src="js/app.js">`},
 		{"/admin/app.css", "text/css", "[hidden]"},
@@ -118,7 +118,7 @@ func TestBothLanguagesHaveEveryString(t *testing.T) {
 // unpacked; a reload with the validator gets 304 and no body; a
 // directory is not listed.
 func TestServesCompressedAndRevalidates(t *testing.T) {
-	h := Handler()
+	h := Handler(http.NotFound)
 	get := func(path string, hdr ...string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		for i := 0; i+1 < len(hdr); i += 2 {

@@ -290,6 +290,8 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 		{"GET", "/api/nothing", 404, "no such endpoint: /api/nothing"},
 		{"GET", "/api/command", 405, "method GET is not allowed on /api/command"},
 		{"DELETE", "/api/status", 405, "method DELETE is not allowed on /api/status"},
+		{"GET", "/admin/nothing.js", 404, "no such endpoint: /admin/nothing.js"},
+		{"POST", "/admin/", 405, "method POST is not allowed on /admin/"},
 	} {
 		code, body, _ := b.call(tc.method, tc.path, "")
 		if code != tc.code || body["error"] != tc.msg || len(body) != 1 {

@@ -317,7 +317,7 @@ func (h *handler) routes(r *mux.Router) {
 
 	// The parents' admin page: static files, open to read (what they do
 	// needs a session through the API above), with a CSP of their own.
-	r.PathPrefix(adminui.Prefix).Handler(adminui.Handler()).Methods(http.MethodGet, http.MethodHead)
+	r.PathPrefix(adminui.Prefix).Handler(adminui.Handler(h.surface.NotFound)).Methods(http.MethodGet, http.MethodHead)
 }
 
 // Routes lists every route as "METHOD /path", for the API reference test.

@@ -43,11 +43,11 @@ type errorBody struct {
 }
 
 // codeOf is the contract's snake_case code for err, and its status. The
-// status is the kind's, fault.HTTPStatus, as on :8090 and the daemons'
-// sockets, except for the two the contract names apart: 410 for an expired
-// pairing and 422 for a command this box does not support.
+// status is answer.Status, as on :8090 and the daemons' sockets, except
+// where the contract says otherwise: 410 for an expired pairing, 422 for a
+// command this box does not support, and 400 for a wrong method.
 func codeOf(err error) (int, string) {
-	status := fault.HTTPStatus(fault.KindOf(err))
+	status := answer.Status(err)
 	switch {
 	case errors.Is(err, pairing.ErrNotEnabled):
 		return status, "pairing_not_enabled"
