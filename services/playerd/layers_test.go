@@ -85,6 +85,7 @@ var libraryPackages = []string{
 // wiringPackages put everything together or test it, and may import
 // anything: playerd's main, its tools and the tests' stand-ins.
 var wiringPackages = []string{
+	"internal/daemon/daemontest",
 	"playerd",
 	"playerd/cmd/demomedia",
 	"playerd/cmd/flood",
