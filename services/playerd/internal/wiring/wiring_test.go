@@ -110,3 +110,25 @@ func TestWiringFile(t *testing.T) {
 		t.Errorf("readers null accepted: %+v", w)
 	}
 }
+
+// What the inputs report is what the admin API reads, and a reader's copy
+// is its own.
+func TestStatusReported(t *testing.T) {
+	s, err := Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.GPIO.State != "off" || st.Devices == nil || len(st.Devices) != 0 {
+		t.Errorf("before any report: %+v", st)
+	}
+	s.ReportDevices([]DeviceStatus{{Path: "/dev/input/event3", Role: "reader"}}, "")
+	s.ReportGPIO(GPIOStatus{State: "ok", Chip: "gpiochip0", Lines: []int{17}})
+	st := s.Status()
+	if len(st.Devices) != 1 || st.Devices[0].Role != "reader" || st.GPIO.State != "ok" || st.GPIO.Lines[0] != 17 {
+		t.Fatalf("after the reports: %+v", st)
+	}
+	st.Devices[0].Role, st.GPIO.Lines[0] = "keys", 4
+	if again := s.Status(); again.Devices[0].Role != "reader" || again.GPIO.Lines[0] != 17 {
+		t.Errorf("a reader's change reached the store: %+v", again)
+	}
+}
