@@ -12,9 +12,9 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
-	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 const readerPath = "/dev/input/event3"
@@ -271,10 +271,10 @@ func TestMediaKeysAndPowerButton(t *testing.T) {
 	b.do("PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":17,"action":"power_off"}]}}`).want(t, "power on a tap", 400, "gpio.buttons[0]: power_off only as long_action")
 	in := b.do("PUT", "/api/admin/input", `{"long_press_ms":500,"gpio":{"buttons":[{"line":17,"action":"toggle","long_action":"power_off"}]}}`).want(t, "wiring", 200, "")
 	w := in.body["wiring"].(map[string]any)
-	if w["long_press_ms"] != 500.0 || w["media_keys"] != true || len(w["readers"].([]any)) != len(input.DefaultReaders()) {
+	if w["long_press_ms"] != 500.0 || w["media_keys"] != true || len(w["readers"].([]any)) != len(wiring.DefaultReaders()) {
 		t.Errorf("wiring: %s", in.raw)
 	}
-	if _, err := os.Stat(filepath.Join(data, input.WiringFileName)); err != nil {
+	if _, err := os.Stat(filepath.Join(data, wiring.FileName)); err != nil {
 		t.Errorf("wiring not saved: %v", err)
 	}
 	// Applied at once: the keyboard is claimed anew under the new wiring.

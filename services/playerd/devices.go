@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/storybox/storybox/services/playerd/internal/api"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/box"
-	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
-	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/display"
-	"github.com/storybox/storybox/services/playerd/internal/haserve"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/input"
@@ -24,7 +21,7 @@ import (
 
 // openDisplay builds the touch screen from the -fb and -touch flags and
 // attaches it to the core.
-func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
+func openDisplay(cfg Config, h hooks, core *box.Box, conn api.Connectivity, log *slog.Logger) (*display.Display, error) {
 	o := display.Options{
 		Player:       core.Player(),
 		Events:       core.Changes(),
@@ -35,12 +32,10 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 		OnError:      func(err error) { log.Warn("display", "error", err) },
 		Screen:       h.screen,
 		Restrictions: core.Rules().Restrictions,
+		Pairing:      core.HomeAutomation(), // the code a client asks for is shown here only
 	}
 	if h.touch != nil {
 		o.Touch = h.touch()
-	}
-	if srv := ha.Admin(); srv != nil {
-		o.Pairing, o.Fingerprint = srv.Pairing(), srv.Identity().Fingerprint()
 	}
 	if conn != nil { // the Wi-Fi setup screen joins through netd, as the API does
 		o.Network = conn
@@ -59,33 +54,15 @@ func openDisplay(cfg Config, h hooks, core *box.Box, ha *haserve.Service, conn a
 	return d, nil
 }
 
-// openInput builds the cards and the inputs: card readers and media keys
-// through evdev, buttons on GPIO lines (-input). Their commands take the
-// player's one path, as the API's and the touch screen's do.
-func openInput(cfg Config, h hooks, core *box.Box, clk clock.Clock, log *slog.Logger) (*cards.Service, *input.Manager, error) {
+// openInput builds the inputs: card readers and media keys through evdev,
+// buttons on GPIO lines (-input). They follow the core's wiring, hand card
+// ids to the core's cards and take the player's one path, as the API's
+// and the touch screen's commands do.
+func openInput(cfg Config, h hooks, core *box.Box, log *slog.Logger) (*input.Manager, error) {
 	play := func(ctx context.Context, snd chime.Sound) error { return chime.Play(ctx, core.Player(), snd) }
-	c, err := cards.New(cards.Options{
-		Store:       core.Cards(),
-		Player:      core.Player(),
-		Catalog:     core.Catalog(),
-		Resume:      core.ResumeIndex,
-		Chime:       play,
-		UnknownFile: filepath.Join(cfg.Data, cards.UnknownFileName),
-		OnRead: func(r cards.Read) {
-			log.Info("card", "id", r.ID, "outcome", r.Outcome, "error", r.Error)
-		},
-		OnError: func(err error) { log.Warn("cards", "error", err) },
-		Clock:   clk,
-	})
-	if c == nil {
-		return nil, nil, err
-	}
-	if err != nil {
-		log.Warn("unknown cards", "error", err) // the list starts empty
-	}
 	o := input.Options{
 		Wiring: core.Wiring(),
-		Cards:  c,
+		Cards:  core.Cards(),
 		Player: core.Player(),
 		Chime:  play,
 		PowerOff: func() {
@@ -108,8 +85,7 @@ func openInput(cfg Config, h hooks, core *box.Box, clk clock.Clock, log *slog.Lo
 	if h.gpio != nil {
 		o.GPIO = h.gpio
 	}
-	m, err := input.New(o)
-	return c, m, err
+	return input.New(o)
 }
 
 // watchBattery polls hatd and hands each new battery level to the core.
@@ -123,7 +99,7 @@ func watchBattery(hatd *hat.Client, core *box.Box, log *slog.Logger) func(contex
 					log.Warn("battery board service unreachable", "error", err)
 				}
 			},
-			OnLevel: func(c hat.LevelChange) { core.BatteryLevel(ctx, c) },
+			OnLevel: func(c battery.Change) { core.BatteryLevel(ctx, c) },
 		}).Run(ctx)
 		return nil
 	}

@@ -124,6 +124,36 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 	}
 }
 
+// A desktop's session bus that goes away and comes back (a new login)
+// finds the box on it again: MPRIS is restarted like every surface.
+func TestMPRISRestartsWhenTheBusComesBack(t *testing.T) {
+	first, stopFirst := dbustest.StartStoppable(t)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", first)
+	owned := watchName(t, first, "org.mpris.MediaPlayer2.storybox")
+	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30}})
+	base, stop := startBoxWith(t, media, t.TempDir(), func(c *setup) { c.MPRIS = "session" })
+	defer stop()
+	select {
+	case <-owned:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the box did not appear on the session bus")
+	}
+	stopFirst()
+	// MPRIS reads the address each time it starts; the watch is there
+	// before the box can find the bus.
+	second := dbustest.Start(t)
+	back := watchName(t, second, "org.mpris.MediaPlayer2.storybox")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", second)
+	select {
+	case <-back:
+	case <-time.After(30 * time.Second): // pauses of 1, 2, 4 s between tries
+		t.Fatal("the box did not come back on the new session bus")
+	}
+	if st := getJSON[map[string]any](t, base+"/api/status"); st["state"] != "stopped" {
+		t.Errorf("the box after the bus came back: %v", st["state"])
+	}
+}
+
 // watchName reports when name gets an owner on the bus at addr.
 func watchName(t *testing.T, addr, name string) <-chan struct{} {
 	t.Helper()

@@ -69,43 +69,46 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
 			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck,
-			OnChange: core.HomeAutomationChanged()}, log)
+			Core: core.HomeAutomation()}, log)
 	}
-	if s.display, err = openDisplay(cfg, h, core, s.ha, conn, log); err != nil {
+	if s.display, err = openDisplay(cfg, h, core, conn, log); err != nil {
 		return nil, err
 	}
 	restarts := newScreenRestarts()
 	s.screen = runScreen(s.display, screenReopener(cfg, h, log), restarts, log)
-	cardService, in, err := openInput(cfg, h, core, clk, log)
+	in, err := openInput(cfg, h, core, log)
 	if err != nil {
 		return nil, err
 	}
 	s.input = in
 	s.api = httpserve.New(api.NewHandler(api.Deps{
-		Version:      cfg.Version,
-		Log:          log,
-		Player:       core.Player(),
-		Library:      core.Catalog(),
-		Radio:        core.Radio(),
-		UIRestart:    restarts,
-		Home:         func() any { return core.Home() },
-		Info:         func() any { return core.Info() },
-		Metrics:      func() any { return machine.Read() },
-		System:       func() any { return sys.Read() },
+		Version:   cfg.Version,
+		Log:       log,
+		Player:    core.Player(),
+		Library:   core.Catalog(),
+		Radio:     core.Radio(),
+		UIRestart: restarts,
+		Views: api.Views{
+			Home:         core.Home,
+			Info:         core.Info,
+			Metrics:      machine.Read,
+			System:       sys.Read,
+			Restrictions: core.Rules().Restrictions,
+			Scan:         core.Library().Progress,
+			Resume:       core.Resume,
+		},
 		Hat:          s.hatd,
-		Display:      s.display,
+		Display:      core.Screen(),
 		Speaker:      core.Speech(),
 		Net:          conn,
 		Auth:         m,
 		Hosts:        hosts,
-		HA:           s.ha.Admin(),
-		Cards:        cardService,
-		Input:        in,
+		HA:           core.HomeAutomation(),
+		Refused:      map[string]http.Handler{hav1.Prefix + "/": hav1.NotHere()},
+		Cards:        core.Cards(),
+		Input:        core.Wiring(),
 		Events:       core.Changes(),
-		Restrictions: func() any { return core.Rules().Restrictions() },
-		Scan:         func() any { return core.Library().Progress() },
 		Parental:     core.Parental(),
-		Resume:       core.Resume,
 		Settings:     core.Settings(),
 		Navigation:   core,
 		LibraryAdmin: core.LibraryAdmin(),
@@ -120,10 +123,10 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 			Player:  core.Player(),
 			Covers:  core.Catalog(),
 			Device:  func() hav1.Device { return hav1.DeviceOf(sys.Read(), machine.Read().UptimeSeconds) },
-			Metrics: func() any { return machine.Read() },
+			Metrics: machine.Read,
 			Output:  hav1.OutputOf(cfg.Output),
 			Speaker: core.Speech(),
-			Display: s.display,
+			Display: core.Screen(),
 			Power:   core.Power().AskFor("home automation"),
 			Events:  hav1.BusFeed{Bus: core.Changes(), Player: core.Player()},
 			Auth:    m,
@@ -168,12 +171,18 @@ func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener
 		if ln != nil {
 			mc.CoverBase = mpris.CoverBase(ln.Addr())
 		}
-		sup.Once(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
+		// A desktop's session bus can restart under a running box (a new
+		// login): MPRIS connects again, as every surface starts again.
+		sup.Restarting(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
 	}
 	if s.ha != nil {
 		s.ha.Start(ctx, sup, s.log)
 		if cfg.HAAdvertise {
-			s.ha.Announce(ctx, sup, s.netd, s.log)
+			var netd haserve.Announcer // a nil *netclient.Client is not a nil Announcer
+			if s.netd != nil {
+				netd = s.netd
+			}
+			s.ha.Announce(ctx, sup, netd, s.log)
 		}
 	}
 }

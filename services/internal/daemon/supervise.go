@@ -9,12 +9,14 @@ import (
 	"time"
 )
 
-// Group runs the parts of a daemon and watches them. A part that fails is logged; one that can be restarted
-// is, after a pause that doubles up to maxRestartWait; an essential part's
-// failure is handed to the daemon (Failed), which ends (gokrazy restarts
-// it). A part that panics is logged and restarted like a failure: on the
-// box, a child's music must not stop because the screen or a card reader
-// broke.
+// Group runs the parts of a daemon and watches them. A part that fails is
+// logged and, unless it is essential, restarted after a pause that doubles
+// up to maxRestartWait: there is no part that runs once, since a
+// convenience that failed may work a minute later and the pause keeps the
+// log short. An essential part's failure is handed to the daemon (Failed),
+// which ends (gokrazy restarts it). A part that panics is logged and
+// restarted like a failure: on the box, a child's music must not stop
+// because the screen or a card reader broke.
 type Group struct {
 	log    *slog.Logger
 	wg     sync.WaitGroup
@@ -55,16 +57,6 @@ func (s *Group) Restarting(ctx context.Context, name string, run func(context.Co
 			if !retry.Wait(ctx) {
 				return
 			}
-		}
-	})
-}
-
-// Once runs a part whose failure is only logged: it is a convenience the
-// box works without, and trying again would fail the same way.
-func (s *Group) Once(ctx context.Context, name string, run func(context.Context) error) {
-	s.wg.Go(func() {
-		if err := s.guard(ctx, run); err != nil && ctx.Err() == nil {
-			s.log.Warn(name+" off", "error", err)
 		}
 	})
 }

@@ -49,7 +49,6 @@ func TestGroup(t *testing.T) {
 			return nil
 		})
 		g.Restarting(ctx, "finished", func(context.Context) error { done.Add(1); return nil })
-		g.Once(ctx, "MPRIS", func(context.Context) error { return errors.New("no session bus") })
 		g.Essential(ctx, "core", func(context.Context) error { return errors.New("player broke") })
 		if err := <-g.Failed(); err == nil || err.Error() != "core: player broke" {
 			t.Errorf("failed: %v", err)
@@ -74,7 +73,7 @@ func TestGroup(t *testing.T) {
 			t.Errorf("a finished part ran %d times", done.Load())
 		}
 		out := logs.String()
-		for _, want := range []string{"screen failed, restarting", "framebuffer gone", "panic: drawing broke", "MPRIS off", "no session bus"} {
+		for _, want := range []string{"screen failed, restarting", "framebuffer gone", "panic: drawing broke"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("log lacks %q:\n%s", want, out)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
-	"github.com/storybox/storybox/services/playerd/internal/input"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // CardsAdmin is the card mappings, teach mode and the cards seen.
@@ -27,11 +27,12 @@ type CardsAdmin interface {
 }
 
 // InputAdmin is the input wiring (readers, media keys, GPIO buttons) and
-// what is connected.
+// what the inputs found connected: the core's (wiring.Store), which the
+// readers and buttons follow and report to.
 type InputAdmin interface {
-	Wiring() input.Wiring
-	SetWiring(input.Wiring) error
-	Status() input.Status
+	Get() wiring.Wiring
+	Put(wiring.Wiring) error
+	Status() wiring.Status
 }
 
 // card is one mapping with its id, as the API shows it.
@@ -167,26 +168,26 @@ func (h *handler) stopLearn(w http.ResponseWriter, r *http.Request) {
 
 // inputView is GET and PUT /api/admin/input.
 type inputView struct {
-	Wiring input.Wiring `json:"wiring"`
-	Status input.Status `json:"status"`
+	Wiring wiring.Wiring `json:"wiring"`
+	Status wiring.Status `json:"status"`
 }
 
 func (h *handler) getInput(w http.ResponseWriter, r *http.Request) {
-	answer.JSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
+	answer.JSON(w, http.StatusOK, inputView{h.Input.Get(), h.Input.Status()})
 }
 
 // putInput is PUT /api/admin/input: the body has the wiring's shape;
 // fields left out keep their values (objects merge field by field, lists
 // are replaced). It takes effect at once.
 func (h *handler) putInput(w http.ResponseWriter, r *http.Request) {
-	wiring := h.Input.Wiring()
+	wiring := h.Input.Get()
 	if err := jsonBody.Decode(r, &wiring); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if err := h.Input.SetWiring(wiring); err != nil {
+	if err := h.Input.Put(wiring); err != nil {
 		h.fail(w, r, failed("input wiring could not be saved", err))
 		return
 	}
-	answer.JSON(w, http.StatusOK, inputView{h.Input.Wiring(), h.Input.Status()})
+	answer.JSON(w, http.StatusOK, inputView{h.Input.Get(), h.Input.Status()})
 }

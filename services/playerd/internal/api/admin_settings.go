@@ -72,7 +72,7 @@ func (h *handler) putNavigation(w http.ResponseWriter, r *http.Request) {
 
 // getResume is GET /api/admin/resume: where each folder was left.
 func (h *handler) getResume(w http.ResponseWriter, r *http.Request) {
-	resume := h.Resume()
+	resume := h.Views.Resume()
 	if resume == nil {
 		resume = map[string]state.ResumePoint{}
 	}

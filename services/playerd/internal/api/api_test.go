@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,12 +81,14 @@ func newBox(t *testing.T, deps func(*Deps)) *box {
 	b := &box{t: t, p: p, lib: lib, media: media, speaker: &fakeSpeaker{}}
 	d := Deps{
 		Version: "test", Player: p, Library: lib,
-		Home: func() any {
-			return home.Build(home.Defaults(lib.TopLevel()), lib.Folders(), map[string]state.ResumePoint{}, "de")
+		Views: Views{
+			Home: func() home.Home {
+				return home.Build(home.Defaults(lib.TopLevel()), lib.Folders(), map[string]state.ResumePoint{}, "de")
+			},
+			Info:    func() map[string]any { return map[string]any{"version": "test", "max_volume": 70} },
+			Metrics: func() metrics.Snapshot { return metrics.Snapshot{} },
+			System:  func() system.Status { return system.Status{Online: true} },
 		},
-		Info:    func() any { return map[string]any{"version": "test", "max_volume": 70} },
-		Metrics: func() any { return map[string]any{"cpu_percent": nil} },
-		System:  func() any { return map[string]any{"online": true} },
 	}
 	d.Auth, d.Hosts = testAuth(t)
 	if deps != nil {

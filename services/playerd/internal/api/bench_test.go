@@ -13,14 +13,14 @@ import (
 func BenchmarkGetStatus(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
-		restr func() any
+		restr func() rules.Restrictions
 	}{
 		{"plain", nil},
-		{"restrictions", func() any { return rules.Restrictions{Clock: "set", LockedFolders: 1} }},
+		{"restrictions", func() rules.Restrictions { return rules.Restrictions{Clock: "set", LockedFolders: 1} }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			t := &testing.T{}
-			box := newBox(t, func(d *Deps) { d.Restrictions = bc.restr })
+			box := newBox(t, func(d *Deps) { d.Views.Restrictions = bc.restr })
 			box.t = t
 			box.call("POST", "/api/command", `{"action":"folder","folder_id":"`+box.folderID("Folge A")+`"}`)
 			req := httptest.NewRequest("GET", "/api/status", nil)

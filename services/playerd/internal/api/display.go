@@ -6,22 +6,23 @@ import (
 	"strconv"
 
 	"github.com/storybox/storybox/services/internal/answer"
-	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/message"
+	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 )
 
-// Display is what the API needs of the touch screen.
+// Display is what the API needs of the touch screen: the core's facet of
+// it (box.Screen), never the screen itself.
 type Display interface {
-	ShowMessage(display.MessageRequest) (display.Message, error)
-	ActiveMessage() *display.Message
-	UIState() display.UIState
+	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
+	ActiveMessage() *onscreen.Message
+	UIState() onscreen.UIState
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
 // message is POST /api/message (package message): the answer carries the
 // message as shown.
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
-	message.Handler(&h.surface, h.Display, func(m display.Message) any {
+	message.Handler(&h.surface, h.Display, func(m onscreen.Message) any {
 		return map[string]any{"success": true, "message": m}
 	})(w, r)
 }

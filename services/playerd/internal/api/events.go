@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -274,16 +273,6 @@ func (s *sse) flush() error {
 	return s.err
 }
 
-type connKey struct{}
-
-// ConnContext is the http.Server hook (Server.ConnContext) that lets an
-// event stream reach its connection's socket to size its send buffer, and
-// marks the requests of a connection the connection limit refuses
-// (netlimit.Refusal).
-func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return netlimit.ConnContext(context.WithValue(ctx, connKey{}, c), c)
-}
-
 // setSendBuffer sets the socket send buffer of an HTTP/1 request's
 // connection (an HTTP/2 connection carries other requests too), looking
 // through wrappers (netlimit, TLS) that expose NetConn.
@@ -291,7 +280,7 @@ func setSendBuffer(r *http.Request, n int) {
 	if r.ProtoMajor != 1 {
 		return
 	}
-	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	c := netlimit.Conn(r.Context())
 	for c != nil {
 		switch t := c.(type) {
 		case interface{ SetWriteBuffer(int) error }:

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"context"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -42,7 +43,7 @@ func openBenchStreams(b *testing.B, n int, lim StreamLimits) *benchStreams {
 	lim.Total, lim.PerClient = n, n
 	h := NewHandler(Deps{Version: "bench", Player: stillPlayer{}, Auth: m, Hosts: hosts, Events: bus, Streams: lim})
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ConnContext = ConnContext
+	srv.Config.ConnContext = netlimit.ConnContext
 	srv.Start()
 	bs := &benchStreams{bus: bus, events: make([]atomic.Int64, n), beats: make([]atomic.Int64, n), changed: make(chan struct{}, 1)}
 	var wg sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"io"
 	"net"
 	"net/http"
@@ -98,7 +99,7 @@ func newStreamBox(t *testing.T, lim StreamLimits, server func(*http.Server)) *st
 		feed.Run(ctx)
 	}()
 	srv := httptest.NewUnstartedServer(b.srv)
-	srv.Config.ConnContext = ConnContext
+	srv.Config.ConnContext = netlimit.ConnContext
 	if server != nil {
 		server(srv.Config)
 	}

@@ -72,29 +72,29 @@ func appendField(data []byte, name string, v any) ([]byte, error) {
 
 func (h *handler) statusBody(st player.Status) statusBody {
 	b := statusBody{Status: st}
-	if h.Restrictions != nil {
-		b.Restrictions = h.Restrictions()
+	if h.Views.Restrictions != nil {
+		b.Restrictions = h.Views.Restrictions()
 	}
-	if h.Scan != nil {
-		b.Library = h.Scan()
+	if h.Views.Scan != nil {
+		b.Library = h.Views.Scan()
 	}
 	return b
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
-	answer.JSON(w, http.StatusOK, h.Info())
+	answer.JSON(w, http.StatusOK, h.Views.Info())
 }
 
 func (h *handler) home(w http.ResponseWriter, r *http.Request) {
-	answer.JSON(w, http.StatusOK, h.Home())
+	answer.JSON(w, http.StatusOK, h.Views.Home())
 }
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
-	answer.JSON(w, http.StatusOK, h.Metrics())
+	answer.JSON(w, http.StatusOK, h.Views.Metrics())
 }
 
 func (h *handler) system(w http.ResponseWriter, r *http.Request) {
-	answer.JSON(w, http.StatusOK, h.System())
+	answer.JSON(w, http.StatusOK, h.Views.System())
 }
 
 func (h *handler) library(w http.ResponseWriter, r *http.Request) {

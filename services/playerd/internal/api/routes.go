@@ -14,11 +14,14 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/adminui"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/hav1"
+	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 )
 
 // Player is what the API needs of the engine.
@@ -52,21 +55,15 @@ type Deps struct {
 	Log     *slog.Logger
 	Player  Player
 	Library Library
-	Home    func() any   // the /api/home model
-	Info    func() any   // the /api/info object
-	Metrics func() any   // the /api/system/metrics object
-	System  func() any   // the /api/system object
+	// Views are what the read-only routes answer with, read at each
+	// request.
+	Views   Views
 	Hat     HatSource    // optional
 	Speaker Speaker      // optional
-	Display Display      // optional
+	Display Display      // optional: the core's facet of the screen (box.Screen)
 	Net     Connectivity // optional: netd, the Wi-Fi
-	// Restrictions are the parental rules in force, shown beside the
-	// player status; Parental the rules a parent sets. Both optional.
-	Restrictions func() any
-	Parental     Parental
-	// Scan is the library scan's progress, shown beside the player status
-	// (optional).
-	Scan func() any
+	// Parental is the rules a parent sets (optional).
+	Parental Parental
 	// Auth holds the administrator password and sessions; Hosts the names
 	// the box answers to. Both are required.
 	Auth  *auth.Manager
@@ -76,7 +73,6 @@ type Deps struct {
 	Events  *events.Bus
 	Streams StreamLimits
 	// The admin area, by capability (admin_*.go); each optional.
-	Resume       func() map[string]state.ResumePoint // the resume points, by folder id
 	Settings     SettingsAdmin
 	Navigation   NavigationAdmin
 	LibraryAdmin LibraryAdmin
@@ -92,6 +88,25 @@ type Deps struct {
 	// UIRestart reaches the screen's supervision (a request, not the
 	// screen); optional.
 	UIRestart ScreenRestarts
+	// Refused answers the paths of another API that must not be served
+	// here, by path prefix, in that API's own words: the home-automation
+	// API's, which lives on the TLS port only.
+	Refused map[string]http.Handler
+}
+
+// Views are the core's and the machine's state as the API shows it, each
+// read when a request asks; a nil one is left out (Restrictions, Scan) or
+// answers 503 (Resume), and the others are required.
+type Views struct {
+	Home    func() home.Home      // GET /api/home
+	Info    func() map[string]any // GET /api/info
+	Metrics func() metrics.Snapshot
+	System  func() system.Status
+	// Restrictions are the parental rules in force and Scan the library
+	// scan's progress, both shown beside the player status.
+	Restrictions func() rules.Restrictions
+	Scan         func() library.Progress
+	Resume       func() map[string]state.ResumePoint // GET /api/admin/resume, by folder id
 }
 
 type handler struct {
@@ -239,7 +254,7 @@ func (h *handler) routes(r *mux.Router) {
 	navigation := h.part(r, h.Navigation != nil, errNoNavigation)
 	navigation.get("/api/admin/navigation", h.getNavigation)
 	navigation.put("/api/admin/navigation", h.putNavigation)
-	h.part(r, h.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
+	h.part(r, h.Views.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
 	library := h.part(r, h.LibraryAdmin != nil, errNoLibraryAdmin)
 	library.get("/api/admin/library/folders", h.listFolders)
 	library.post("/api/admin/library/folders", h.createFolder)
@@ -267,14 +282,16 @@ func (h *handler) routes(r *mux.Router) {
 	netd.put("/api/connectivity/wifi/country", h.wifiCountry)
 
 	// Home automation: the parent pairs and revokes clients here; the API
-	// itself is on the TLS port, and its paths are refused here in its own
-	// error shape, so no token or code ever travels in clear.
+	// itself is on the TLS port, and its paths are refused here (Refused),
+	// so no token or code ever travels in clear.
 	ha := h.part(r, h.HA != nil, errNoHA)
 	ha.get("/api/admin/ha", h.haStatus)
 	ha.post("/api/admin/ha/pairing", h.haEnable)
 	ha.delete("/api/admin/ha/pairing", h.haCancel)
 	ha.delete("/api/admin/ha/clients/{client_id}", h.haRevoke)
-	r.PathPrefix(hav1.Prefix + "/").Handler(hav1.NotHere())
+	for prefix, answer := range h.Refused {
+		r.PathPrefix(prefix).Handler(answer)
+	}
 
 	// Cards and buttons. The fixed paths come before /cards/{id}, which
 	// would take them as ids (and refuse them: ids are digits and capitals).

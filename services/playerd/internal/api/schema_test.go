@@ -4,24 +4,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/storybox/storybox/services/playerd/internal/input"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // wiringStore is the input wiring as the box keeps it.
 type wiringStore struct {
-	w    input.Wiring
+	w    wiring.Wiring
 	sets int
 }
 
-// Wiring is a copy, as the box's own: a caller may change it.
-func (s *wiringStore) Wiring() input.Wiring {
+// Get is a copy, as the box's own: a caller may change it.
+func (s *wiringStore) Get() wiring.Wiring {
 	w := s.w
-	w.Readers = append([]input.Match{}, w.Readers...)
-	w.GPIO.Buttons = append([]input.Button{}, w.GPIO.Buttons...)
+	w.Readers = append([]wiring.Match{}, w.Readers...)
+	w.GPIO.Buttons = append([]wiring.Button{}, w.GPIO.Buttons...)
 	return w
 }
-func (s *wiringStore) Status() input.Status { return input.Status{} }
-func (s *wiringStore) SetWiring(w input.Wiring) error {
+func (s *wiringStore) Status() wiring.Status { return wiring.Status{} }
+func (s *wiringStore) Put(w wiring.Wiring) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *wiringStore) SetWiring(w input.Wiring) error {
 // changes nothing; it neither becomes line 0 nor keeps the line of the
 // button it replaces.
 func TestInputButtonNeedsItsLine(t *testing.T) {
-	store := &wiringStore{w: input.DefaultWiring()}
+	store := &wiringStore{w: wiring.Default()}
 	b := newBox(t, func(d *Deps) { d.Input = store })
 	if code, body, _ := b.call("PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":17,"action":"toggle"}]}}`); code != 200 {
 		t.Fatalf("a button with its line: %d %v", code, body)

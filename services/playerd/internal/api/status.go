@@ -84,27 +84,25 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // appendExtras adds the fields statusBody adds to the status: the
-// restrictions and the scan's progress, each left out when nil.
+// restrictions and the scan's progress, each left out without its view.
 func (h *handler) appendExtras(b []byte) ([]byte, error) {
-	for _, f := range []struct {
-		name string
-		get  func() any
-	}{{"restrictions", h.Restrictions}, {"library", h.Scan}} {
-		if f.get == nil {
-			continue
-		}
-		v := f.get()
-		if v == nil {
-			continue
-		}
-		field, err := json.Marshal(v)
-		if err != nil {
-			return b, err
-		}
-		b = append(b, ',', '"')
-		b = append(b, f.name...)
-		b = append(b, '"', ':')
-		b = append(b, field...)
+	var err error
+	if h.Views.Restrictions != nil {
+		b, err = appendExtra(b, "restrictions", h.Views.Restrictions())
 	}
-	return b, nil
+	if err == nil && h.Views.Scan != nil {
+		b, err = appendExtra(b, "library", h.Views.Scan())
+	}
+	return b, err
+}
+
+func appendExtra(b []byte, name string, v any) ([]byte, error) {
+	field, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return append(b, field...), nil
 }

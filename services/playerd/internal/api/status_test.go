@@ -47,15 +47,15 @@ func statusHandler(t *testing.T) (*setPlayer, func(rules.Restrictions), http.Han
 	p := &setPlayer{}
 	var mu sync.Mutex
 	var restr rules.Restrictions
-	d := Deps{Version: "test", Player: p, Restrictions: func() any {
+	d := Deps{Version: "test", Player: p, Views: Views{Restrictions: func() rules.Restrictions {
 		mu.Lock()
 		defer mu.Unlock()
 		return restr
-	}, Scan: func() any {
+	}, Scan: func() library.Progress {
 		mu.Lock()
 		defer mu.Unlock()
 		return library.Progress{Scanning: restr.LockedFolders > 0, Done: restr.LockedFolders * 7, Total: 100}
-	}}
+	}}}
 	d.Auth, d.Hosts = testAuth(t)
 	setRestr := func(r rules.Restrictions) { mu.Lock(); restr = r; mu.Unlock() }
 	return p, setRestr, NewHandler(d)

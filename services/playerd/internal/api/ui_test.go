@@ -64,7 +64,8 @@ func TestRestartUI(t *testing.T) {
 type showPairing struct{ p *pairing.Prompt }
 
 func (s showPairing) Prompt() *pairing.Prompt { return s.p }
-func (s showPairing) Cancel()                 {}
+func (s showPairing) Fingerprint() string     { return "" }
+func (s showPairing) Cancel() error           { return nil }
 
 // GET /api/admin/screenshot is the display's screenshot behind the admin
 // login: a pairing code on the screen is blanked as on

@@ -13,11 +13,11 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/backup"
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/home"
-	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/radio"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/settings"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // Backup writes and restores what a parent configured.
@@ -79,7 +79,7 @@ func (b *Box) backupFiles() []backup.File {
 		// the list of unknown cards is left out on purpose (it is only a
 		// record of what was read).
 		{Name: cards.FileName, Check: cards.Check, Apply: b.cardStore.Reload, Read: b.cardStore.Read},
-		{Name: input.WiringFileName, Check: input.CheckWiring, Apply: b.wiring.Reload, Read: b.wiring.Read},
+		{Name: wiring.FileName, Check: wiring.Check, Apply: b.wiring.Reload, Read: b.wiring.Read},
 		// Stations and podcasts; the feeds' cache and covers are fetched
 		// again, so they stay out.
 		{Name: radio.FileName, Check: radio.Check, Apply: b.radio.Reload, Read: b.radio.Read},

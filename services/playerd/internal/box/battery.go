@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/storybox/storybox/services/playerd/internal/hat"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/power"
 )
@@ -14,12 +14,12 @@ import (
 // shows a low battery, the child hears it once per drop (a tone and a
 // sentence), and a critical battery switches the box off the one way it
 // is ever switched off, before the board cuts the power.
-func (b *Box) BatteryLevel(ctx context.Context, c hat.LevelChange) {
+func (b *Box) BatteryLevel(ctx context.Context, c battery.Change) {
 	b.log.Warn("battery level", "from", c.From, "to", c.To, "percent", deref(c.Percent))
 	b.notify.battery(c)
-	b.onScreen(func(s Screen) { s.SetBatteryLow(c.To == hat.LevelLow || c.To == hat.LevelCritical) })
+	b.onScreen(func(s ScreenSurface) { s.SetBatteryLow(c.To == battery.Low || c.To == battery.Critical) })
 	switch c.To {
-	case hat.LevelLow:
+	case battery.Low:
 		text := "The battery is almost empty. Please charge the box."
 		if b.german() {
 			text = "Der Akku ist fast leer. Bitte lade die Box auf."
@@ -27,7 +27,7 @@ func (b *Box) BatteryLevel(ctx context.Context, c hat.LevelChange) {
 		go func() {
 			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			if _, err := b.player.Announce(actx, hat.WarningTone(int(output.ClipRate))); err != nil {
+			if _, err := b.player.Announce(actx, battery.WarningTone(int(output.ClipRate))); err != nil {
 				b.log.Warn("low-battery warning", "error", err)
 			}
 		}()
@@ -38,7 +38,7 @@ func (b *Box) BatteryLevel(ctx context.Context, c hat.LevelChange) {
 				b.log.Warn("low-battery announcement", "error", err)
 			}
 		}()
-	case hat.LevelCritical:
+	case battery.Critical:
 		if _, err := b.power.Request(power.PowerOff, "battery critical"); err != nil {
 			b.log.Warn("battery critical", "error", err)
 		}

@@ -5,10 +5,12 @@
 //
 // New builds the core in one fixed order and starts nothing; Run runs it.
 // The surfaces (the local API, the home-automation API, the screen, card
-// readers and buttons, MPRIS) are built by playerd's main from the core's
-// parts, each taking only the narrow interface it needs; none of them
-// builds a part of the core, and none calls another: what the core
-// changes, they hear from Changes.
+// readers and buttons, MPRIS, the battery monitor) are built by
+// playerd's main from the core's facets, each taking only what it needs;
+// none of them builds a part of the core, and none is handed another: what
+// two surfaces share meets here (Screen, HomeAutomation, Cards, Wiring),
+// and what the core changes, they hear from Changes. The core imports no
+// surface (services/playerd/layers_test.go).
 package box
 
 import (
@@ -29,7 +31,6 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
-	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/output"
@@ -41,6 +42,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/stream"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // Config is what the core is told. Media, Data and Output are required.
@@ -87,15 +89,17 @@ type Box struct {
 	saver    *state.Saver
 	speech   *speech.Service
 	power    *Power
+	ha       *HomeAutomation
 	feed     *events.Bus
 	notify   notifiers // the feed, as the owners of state tell it (feed.go)
 	messages *message.Board
 	nav      *navStore
-	// The parent's files of cards and input wiring: the core keeps them so
-	// that a backup holds them and a restore replaces them, whoever reads
-	// cards and buttons.
+	// The parent's cards and input wiring: the core keeps them, what a
+	// card does and what the readers and buttons found, so that the admin
+	// API and the readers meet here and a backup holds them.
 	cardStore *cards.Store
-	wiring    *input.WiringStore
+	cards     *cards.Service
+	wiring    *wiring.Store
 	streams   stream.Config
 
 	saved   atomic.Pointer[state.Saved] // newest persistent state
@@ -107,10 +111,11 @@ type Box struct {
 }
 
 // New builds the core in its one order: a restore a crash interrupted is
-// completed; the settings; the library from its scan cache (a directory
-// walk, no media file read, so the player resumes at once); the stations
-// and podcasts, and the catalog of both; the saved state; the parental
-// rules, which gate the player; the player; the announcements; the
+// completed; the settings and the box id; the home-automation pairing; the
+// library from its scan cache (a directory walk, no media file read, so
+// the player resumes at once); the stations and podcasts, and the catalog
+// of both; the saved state; the parental rules, which gate the player; the
+// player; the announcements; the cards and the input wiring; the
 // navigation. A file that cannot be read is logged and its defaults used:
 // the box always starts.
 func New(cfg Config) (*Box, error) {
@@ -147,6 +152,8 @@ func New(cfg Config) (*Box, error) {
 	if b.id, err = settings.BoxID(cfg.Data); err != nil {
 		log.Error("box id not saved; /api/info has none until a start can save it", "error", err)
 	}
+
+	b.openHomeAutomation()
 
 	b.lib = library.New(cfg.Media, filepath.Join(cfg.Data, "library-cache.json"), n.catalog(events.CatalogLibrary))
 	if cfg.HoldScan != nil {
@@ -204,7 +211,10 @@ func New(cfg Config) (*Box, error) {
 	if b.cardStore, err = cards.Load(cfg.Data, n.section(SectionCards)); err != nil {
 		log.Warn("card mappings", "error", err)
 	}
-	if b.wiring, err = input.LoadWiring(cfg.Data, n.section(SectionInput)); err != nil {
+	if b.cards, err = b.newCards(); err != nil {
+		log.Warn("unknown cards", "error", err) // the list starts empty
+	}
+	if b.wiring, err = wiring.Load(cfg.Data, n.section(SectionInput)); err != nil {
 		log.Warn("input wiring", "error", err)
 	}
 	b.nav = &navStore{dir: cfg.Data, changed: n.section(SectionNavigation)}
@@ -254,15 +264,14 @@ func (b *Box) Changes() *events.Bus { return b.feed }
 // Messages is the message on screen, for everyone who shows or reads one.
 func (b *Box) Messages() *message.Board { return b.messages }
 
-// HomeAutomationChanged is the notifier of the home-automation pairing,
-// whose owner a surface builds (haserve): a window opened or closed, a
-// client paired or revoked.
-func (b *Box) HomeAutomationChanged() func() { return b.notify.section(SectionHomeAutomation) }
+// Cards is what a card read does, the parent's mappings, teach mode and
+// the cards read: the readers hand it ids, the admin API manages it.
+func (b *Box) Cards() *cards.Service { return b.cards }
 
-// Cards are the parent's card mappings; Wiring how readers and buttons are
-// wired.
-func (b *Box) Cards() *cards.Store        { return b.cardStore }
-func (b *Box) Wiring() *input.WiringStore { return b.wiring }
+// Wiring is how readers and buttons are wired and what the inputs found
+// connected: the admin API changes the one and reads the other, the
+// readers and buttons follow the one and report the other.
+func (b *Box) Wiring() *wiring.Store { return b.wiring }
 
 // Resume is the newest resume points, by folder id.
 func (b *Box) Resume() map[string]state.ResumePoint { return b.saved.Load().Resume }

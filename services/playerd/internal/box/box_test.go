@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/clock/clocktest"
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
-	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/power"
@@ -139,11 +139,11 @@ func TestCriticalBatterySwitchesOff(t *testing.T) {
 	b := newTestBox(t, func(c *Config) { c.PowerOff = func(context.Context) error { return nil } })
 	sub := b.feed.Subscribe()
 	defer sub.Close()
-	b.BatteryLevel(context.Background(), hat.LevelChange{From: hat.LevelLow, To: hat.LevelCritical})
+	b.BatteryLevel(context.Background(), battery.Change{From: battery.Low, To: battery.Critical})
 	if act := <-b.power.Requested(); act != power.PowerOff {
 		t.Errorf("requested %q", act)
 	}
-	if ev := nextOf(t, sub, events.KindBattery); ev.Payload.(BatteryEvent).Level != hat.LevelCritical {
+	if ev := nextOf(t, sub, events.KindBattery); ev.Payload.(BatteryEvent).Level != battery.Critical {
 		t.Errorf("battery event %+v", ev.Payload)
 	}
 }

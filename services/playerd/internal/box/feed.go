@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/events"
-	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
@@ -31,8 +31,8 @@ type LibraryEvent struct {
 
 // BatteryEvent is the payload of events.KindBattery: a new battery level.
 type BatteryEvent struct {
-	Level   hat.Level `json:"level"`
-	Percent *int      `json:"percent"`
+	Level   battery.Level `json:"level"`
+	Percent *int          `json:"percent"`
 }
 
 // SettingsEvent is the payload of events.KindSettings: which parts of the
@@ -101,7 +101,7 @@ func (n notifiers) settings(old, cur settings.Settings) {
 
 func (n notifiers) restrictions(r rules.Restrictions) { n.publish(events.KindRestrictions, r) }
 func (n notifiers) message(e message.Event)           { n.publish(events.KindMessage, e) }
-func (n notifiers) battery(c hat.LevelChange) {
+func (n notifiers) battery(c battery.Change) {
 	n.publish(events.KindBattery, BatteryEvent{c.To, c.Percent})
 }
 

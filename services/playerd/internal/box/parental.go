@@ -66,7 +66,7 @@ func (b *Box) setZone(s settings.Settings) {
 // sayLimitReached tells the child, once a day, why the music stopped: on
 // the screen and aloud.
 func (b *Box) sayLimitReached(r *rules.Refusal) {
-	b.onScreen(func(s Screen) { s.ShowRefusal(r) })
+	b.onScreen(func(s ScreenSurface) { s.ShowRefusal(r) })
 	text := "That's enough listening for today. More tomorrow."
 	if b.german() {
 		text = "Für heute ist genug gehört. Morgen geht es weiter."

@@ -1,6 +1,9 @@
 package display
 
-import "github.com/storybox/storybox/services/playerd/internal/message"
+import (
+	"github.com/storybox/storybox/services/playerd/internal/message"
+	"github.com/storybox/storybox/services/playerd/internal/onscreen"
+)
 
 // The message types under the names the screen's callers know them by.
 type (
@@ -8,3 +11,6 @@ type (
 	Message        = message.Message
 	MessageEvent   = message.Event
 )
+
+// UIState is what the screen shows, for clients that mirror the box.
+type UIState = onscreen.UIState

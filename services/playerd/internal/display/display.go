@@ -67,9 +67,7 @@ type Options struct {
 	// button); nil: no timer is ever shown as set.
 	Restrictions func() rules.Restrictions
 	// Pairing shows the home-automation pairing card; nil: none.
-	// Fingerprint is the TLS key's fingerprint the card shows with it.
-	Pairing     PairingSource
-	Fingerprint string
+	Pairing PairingSource
 	// Network is netd: while the box is not connected, the home screen
 	// has a Wi-Fi button that opens the setup screen. nil: no button.
 	Network wifisetup.Network
@@ -595,14 +593,6 @@ func redacted(shown *view) (view, bool) {
 		secret = true
 	}
 	return v, secret
-}
-
-// UIState is what the screen shows, for clients that mirror the box
-// (GET /api/ui-state).
-type UIState struct {
-	Screen     string   `json:"screen"` // "home" or "playing"
-	Message    *Message `json:"message"`
-	BatteryLow bool     `json:"battery_low"`
 }
 
 // UIState reports the current screen state.

@@ -10,11 +10,13 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
-// PairingSource is the home-automation pairing as the screen needs it: what
-// to show (nil: nothing), and Cancel for the card's button.
+// PairingSource is the home-automation pairing as the screen needs it, the
+// core's (box.HomeAutomation): what to show (nil: nothing), the API key's
+// fingerprint shown with a code, and Cancel for the card's button.
 type PairingSource interface {
 	Prompt() *pairing.Prompt
-	Cancel()
+	Fingerprint() string
+	Cancel() error
 }
 
 // pairView is the pairing card. The code is on the screen and nowhere
@@ -62,7 +64,7 @@ func (d *Display) pairView(tx texts) *pairView {
 		return nil
 	}
 	v := &pairView{Code: p.Code, Client: p.ClientName, Granted: scopeWords(p.Granted, tx),
-		Requested: scopeWords(p.Requested, tx), Fingerprint: fingerprintLines(d.o.Fingerprint)}
+		Requested: scopeWords(p.Requested, tx), Fingerprint: fingerprintLines(d.o.Pairing.Fingerprint())}
 	if len(v.Code) == 6 {
 		v.Code = v.Code[:3] + " " + v.Code[3:] // read in two halves
 	}

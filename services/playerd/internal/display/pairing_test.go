@@ -26,11 +26,14 @@ func (f *fakePairing) Prompt() *pairing.Prompt {
 	return f.p
 }
 
-func (f *fakePairing) Cancel() {
+func (f *fakePairing) Cancel() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.p, f.canceled = nil, true
+	return nil
 }
+
+func (f *fakePairing) Fingerprint() string { return testFingerprint }
 
 const testFingerprint = "3f2a9c01b4d57e6f80a1b2c3d4e5f60718293a4b5c6d7e8f9012a3b4c5d6e7f8"
 
@@ -38,7 +41,7 @@ func pairingDisplay(t *testing.T, p *pairing.Prompt) (*Display, *fakePairing) {
 	t.Helper()
 	fp := &fakePairing{p: p}
 	d, _ := newTestDisplay(t, newFakePlayer(playingStatus()), func(o *Options) {
-		o.Pairing, o.Fingerprint = fp, testFingerprint
+		o.Pairing = fp
 	})
 	return d, fp
 }

@@ -81,7 +81,9 @@ func (d *Display) Tap(ctx context.Context, p image.Point) error {
 		}
 	case actCancelPairing:
 		if d.o.Pairing != nil {
-			d.o.Pairing.Cancel()
+			if err := d.o.Pairing.Cancel(); err != nil {
+				d.o.OnError(err)
+			}
 		}
 	}
 	return nil

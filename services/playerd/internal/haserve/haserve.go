@@ -1,5 +1,5 @@
 // Package haserve runs the home-automation API (hav1) on its own TLS port:
-// it opens the API's identity and paired clients, listens, serves within
+// it opens the API's identity over the core's pairing, listens, serves within
 // the same limits as the local API, keeps the certificate current and has
 // netd announce the API over mDNS. playerd's main decides whether it runs
 // and supervises what it starts.
@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/daemon"
+	"github.com/storybox/storybox/services/internal/netapi"
+	"github.com/storybox/storybox/services/playerd/internal/box"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
-	"github.com/storybox/storybox/services/playerd/internal/netclient"
+	"github.com/storybox/storybox/services/playerd/internal/pairing"
 )
 
 // Config says where the API listens, where its secrets are and what the
@@ -43,13 +45,19 @@ type Config struct {
 	// CheckEvery).
 	Addresses func() ([]netip.Addr, error)
 	CertCheck <-chan time.Time
-	// OnChange is the core's notifier of the pairing: a window opened or
-	// closed, a client paired or revoked.
-	OnChange func()
+	// Core is the core's side of the API (box.HomeAutomation): the
+	// pairing the API serves, and where it tells that it serves.
+	Core Core
+}
+
+// Core is what the API needs of the core's home-automation facet.
+type Core interface {
+	Pairing() *pairing.Manager
+	Serving(id box.Identity, port int)
 }
 
 // Dir holds the home-automation secrets inside the data directory.
-const Dir = "home-automation"
+const Dir = pairing.Dir
 
 // CheckEvery is how often the box looks at its addresses and the
 // certificate's dates; a new DHCP lease gets a certificate within this, and
@@ -69,9 +77,8 @@ type Service struct {
 // directory or box id it stays off (logged, nil): the box plays on.
 func Open(cfg Config, log *slog.Logger) *Service {
 	s := &Service{cfg: cfg, ln: httpserve.Listen(cfg.Listener, cfg.Listen, log)}
-	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, Dir), DeviceID: cfg.ID,
-		Host: cfg.Host, Names: cfg.Names, Port: s.port(), Clock: cfg.Clock, Addresses: cfg.Addresses,
-		OnChange: cfg.OnChange})
+	srv, err := hav1.Open(hav1.ServerConfig{Dir: filepath.Join(cfg.Data, Dir), DeviceID: cfg.ID, Pairing: cfg.Core.Pairing(),
+		Host: cfg.Host, Names: cfg.Names, Clock: cfg.Clock, Addresses: cfg.Addresses})
 	if srv == nil {
 		log.Error("home-automation API off", "error", err)
 		if s.ln != nil {
@@ -83,16 +90,8 @@ func Open(cfg Config, log *slog.Logger) *Service {
 		log.Warn("home-automation API", "error", err)
 	}
 	s.srv = srv
+	cfg.Core.Serving(srv.Identity(), s.port())
 	return s
-}
-
-// Admin is the local admin API's side of the API: pairing and revoking; a
-// nil one answers that the API is off.
-func (s *Service) Admin() *hav1.Server {
-	if s == nil {
-		return nil
-	}
-	return s.srv
 }
 
 // port is where the API listens, or would.
@@ -148,16 +147,23 @@ func (s *Service) Start(ctx context.Context, sup *daemon.Group, log *slog.Logger
 	})
 }
 
-// Announce has netd, the box's one mDNS responder, announce the API as
-// _mupibox._tcp (Home Assistant's discovery) under sup for as long as ctx
-// lasts; without netd (nil) it is not announced.
-func (s *Service) Announce(ctx context.Context, sup *daemon.Group, netd *netclient.Client, log *slog.Logger) {
+// Announcer keeps a service announced over mDNS until ctx ends, reporting
+// each change of its success (netclient.Client: netd, the box's one mDNS
+// responder).
+type Announcer interface {
+	KeepAnnounced(ctx context.Context, svc netapi.Service, interval time.Duration, report func(error))
+}
+
+// Announce has netd announce the API as _mupibox._tcp (Home Assistant's
+// discovery) under sup for as long as ctx lasts, starting it again should
+// it fail; without netd (nil) it is not announced.
+func (s *Service) Announce(ctx context.Context, sup *daemon.Group, netd Announcer, log *slog.Logger) {
 	if netd == nil {
 		log.Info("home-automation API not announced by mDNS: no network service (-net)")
 		return
 	}
 	svc := hav1.MDNSService(s.cfg.Host, s.cfg.ID, s.port())
-	sup.Once(ctx, "mDNS announcement", func(ctx context.Context) error {
+	sup.Restarting(ctx, "mDNS announcement", func(ctx context.Context) error {
 		netd.KeepAnnounced(ctx, svc, 0, func(err error) {
 			if err != nil {
 				log.Warn("home-automation API not announced by netd", "error", err)

@@ -13,17 +13,8 @@ import (
 
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 	"github.com/storybox/storybox/services/playerd/internal/system"
-)
-
-// Level is hatd's battery level.
-type Level string
-
-// Levels; the empty Level means unknown.
-const (
-	LevelOK       Level = "ok"
-	LevelLow      Level = "low"
-	LevelCritical Level = "critical"
 )
 
 // ErrUnavailable wraps every failure to get a status from hatd; the cause
@@ -156,17 +147,11 @@ func absent(reason string) json.RawMessage {
 
 // summary is the part of the status playerd acts on.
 type summary struct {
-	HardwareAvailable *bool  `json:"hardware_available"`
-	BatteryPresent    *bool  `json:"battery_present"`
-	BatteryPercent    *int   `json:"battery_percent"`
-	Charging          *bool  `json:"charging"`
-	Level             *Level `json:"level"`
-}
-
-// LevelChange is one confirmed transition of the battery level.
-type LevelChange struct {
-	From, To Level
-	Percent  *int
+	HardwareAvailable *bool          `json:"hardware_available"`
+	BatteryPresent    *bool          `json:"battery_present"`
+	BatteryPercent    *int           `json:"battery_percent"`
+	Charging          *bool          `json:"charging"`
+	Level             *battery.Level `json:"level"`
 }
 
 // MonitorOptions configure a Monitor.
@@ -176,7 +161,7 @@ type MonitorOptions struct {
 	// OnLevel is called, from the monitor's goroutine, for every change
 	// between known levels, and for the first known level when it is not
 	// ok (a box that starts on a low battery warns too).
-	OnLevel func(LevelChange)
+	OnLevel func(battery.Change)
 	// OnReachable is called when hatd becomes reachable or unreachable.
 	OnReachable func(ok bool, err error)
 }
@@ -187,7 +172,7 @@ type Monitor struct {
 	opts MonitorOptions
 
 	mu        sync.Mutex
-	level     Level
+	level     battery.Level
 	reachable *bool
 }
 
@@ -224,10 +209,10 @@ func (m *Monitor) Poll(ctx context.Context) {
 	ok := err == nil
 	reachChanged := m.reachable == nil || *m.reachable != ok
 	m.reachable = &ok
-	var change *LevelChange
+	var change *battery.Change
 	if ok && s.Level != nil && *s.Level != m.level && valid(*s.Level) {
-		if m.level != "" || *s.Level != LevelOK {
-			change = &LevelChange{From: m.level, To: *s.Level, Percent: s.BatteryPercent}
+		if m.level != "" || *s.Level != battery.OK {
+			change = &battery.Change{From: m.level, To: *s.Level, Percent: s.BatteryPercent}
 		}
 		m.level = *s.Level
 	}
@@ -240,4 +225,4 @@ func (m *Monitor) Poll(ctx context.Context) {
 	}
 }
 
-func valid(l Level) bool { return l == LevelOK || l == LevelLow || l == LevelCritical }
+func valid(l battery.Level) bool { return l == battery.OK || l == battery.Low || l == battery.Critical }

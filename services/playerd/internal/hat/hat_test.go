@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/battery"
 )
 
 // fakeHatd serves body on a Unix socket; Stop and Start simulate hatd
@@ -118,11 +119,11 @@ func TestMonitor(t *testing.T) {
 	f := newFakeHatd(t)
 	var (
 		mu      sync.Mutex
-		changes []LevelChange
+		changes []battery.Change
 		reach   []bool
 	)
 	m := NewMonitor(NewClient(f.sock, 10*time.Second), MonitorOptions{
-		OnLevel: func(c LevelChange) { mu.Lock(); changes = append(changes, c); mu.Unlock() },
+		OnLevel: func(c battery.Change) { mu.Lock(); changes = append(changes, c); mu.Unlock() },
 		OnReachable: func(ok bool, err error) {
 			mu.Lock()
 			reach = append(reach, ok)
@@ -155,8 +156,8 @@ func TestMonitor(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if len(changes) != 2 || changes[0] != (LevelChange{From: LevelOK, To: LevelLow, Percent: changes[0].Percent}) ||
-		*changes[0].Percent != 12 || changes[1].From != LevelLow || changes[1].To != LevelCritical {
+	if len(changes) != 2 || changes[0] != (battery.Change{From: battery.OK, To: battery.Low, Percent: changes[0].Percent}) ||
+		*changes[0].Percent != 12 || changes[1].From != battery.Low || changes[1].To != battery.Critical {
 		t.Errorf("changes %+v", changes)
 	}
 	if len(reach) != 3 || !reach[0] || reach[1] || !reach[2] {
@@ -167,38 +168,18 @@ func TestMonitor(t *testing.T) {
 func TestMonitorStartsLow(t *testing.T) {
 	f := newFakeHatd(t)
 	f.set(200, `{"level":"critical"}`)
-	got := make(chan LevelChange, 1)
-	m := NewMonitor(NewClient(f.sock, 0), MonitorOptions{Interval: 10 * time.Millisecond, OnLevel: func(c LevelChange) { got <- c }})
+	got := make(chan battery.Change, 1)
+	m := NewMonitor(NewClient(f.sock, 0), MonitorOptions{Interval: 10 * time.Millisecond, OnLevel: func(c battery.Change) { got <- c }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)
 	select {
 	case c := <-got:
-		if c.From != "" || c.To != LevelCritical {
+		if c.From != "" || c.To != battery.Critical {
 			t.Errorf("%+v", c)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event for a box starting at critical")
-	}
-}
-
-func TestWarningTone(t *testing.T) {
-	pcm := WarningTone(48000)
-	if got, want := len(pcm), 48000*58/100; got != want {
-		t.Errorf("%d frames, want %d", got, want)
-	}
-	peak := 0.0
-	for _, f := range pcm {
-		peak = max(peak, f[0], -f[0])
-		if f[0] != f[1] {
-			t.Fatal("channels differ")
-		}
-	}
-	if peak < 0.3 || peak > 0.4 {
-		t.Errorf("peak %v", peak)
-	}
-	if pcm[0][0] != 0 || pcm[len(pcm)-1][0] > 0.01 {
-		t.Error("not faded")
 	}
 }
 

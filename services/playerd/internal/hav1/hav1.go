@@ -14,9 +14,10 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
-	"github.com/storybox/storybox/services/playerd/internal/display"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
+	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -41,10 +42,10 @@ type Speaker interface {
 	Speak(ctx context.Context, text, language string) (started bool, err error)
 }
 
-// Display is what the API needs of the touch screen. Screenshot must never
-// show the pairing code.
+// Display is what the API needs of the touch screen, through the core
+// (box.Screen). Screenshot must never show the pairing code.
 type Display interface {
-	ShowMessage(display.MessageRequest) (display.Message, error)
+	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
@@ -80,7 +81,7 @@ type Deps struct {
 	Player  Player
 	Covers  Covers
 	Device  func() Device
-	Metrics func() any
+	Metrics func() metrics.Snapshot // optional
 	Output  Output
 	Speaker Speaker // optional
 	Display Display // optional

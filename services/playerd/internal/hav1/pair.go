@@ -84,39 +84,12 @@ func (h *handler) pairEnable(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := Enable(h.Pairing, req.Scopes)
+	res, err := h.Pairing.EnableNamed(req.Scopes)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	answer.JSON(w, http.StatusOK, res)
-}
-
-// EnableResult is the answer to opening the pairing window, here and on
-// the local admin API.
-type EnableResult struct {
-	Success   bool     `json:"success"`
-	ExpiresIn int      `json:"expires_in"`
-	Scopes    []string `json:"scopes"`
-}
-
-// Enable opens the pairing window for the named scopes (none: the
-// default), for both the v1 route and the local admin API.
-func Enable(m *pairing.Manager, names []string) (EnableResult, error) {
-	scopes := pairing.DefaultScopes
-	if names != nil {
-		var err error
-		if scopes, err = pairing.ParseScopes(names); err != nil {
-			return EnableResult{}, err
-		}
-		if len(scopes) == 0 {
-			return EnableResult{}, fault.New(fault.Invalid, "scopes must name at least one of read, control, notify, power")
-		}
-	}
-	if _, err := m.Enable(scopes); err != nil {
-		return EnableResult{}, err
-	}
-	return EnableResult{Success: true, ExpiresIn: m.Status().WindowLeft, Scopes: pairing.Strings(scopes)}, nil
 }
 
 type revokeRequest struct {

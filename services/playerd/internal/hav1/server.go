@@ -5,33 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/pki"
 )
 
 // The home-automation API's own state on the box: its TLS identity (a CA
-// and a server certificate that follows the box's names and addresses) and
-// the paired clients. The local admin API opens pairing and revokes
-// clients through it (Status, Enable, Cancel, Revoke).
+// and a server certificate that follows the box's names and addresses).
+// The paired clients are the core's (box.HomeAutomation), where the local
+// admin API opens pairing and the screen shows the code.
 
 // ServerConfig says where the secrets are and what the box is called.
 type ServerConfig struct {
-	// Dir holds the CA and server keys and the paired clients' token
-	// hashes (all 0600).
+	// Dir holds the CA and server keys (0600).
 	Dir      string
 	DeviceID string
 	// Host is the box's host name; Names are the further names it answers
 	// to. The certificate carries them all, and localhost.
 	Host  string
 	Names []string
-	// Port is where the API listens, for the admin page.
-	Port int
+	// Pairing is the core's (box.HomeAutomation): the window, the code the
+	// screen shows and the paired clients.
+	Pairing *pairing.Manager
 	// Clock dates the certificates (wall time) and times the pairing
 	// window and codes (uptime). Nil: the machine's clock.
 	Clock clock.Clock
@@ -49,19 +47,14 @@ type Server struct {
 	id      *pki.Identity
 	pairing *pairing.Manager
 	names   []string
-	port    int
-	device  string
 }
-
-// ErrOff answers the admin area while the API is off.
-var ErrOff = fault.New(fault.Unavailable, "the home-automation API is off (see the log)")
 
 // Open opens the TLS identity and the paired clients. A nil Server means
 // the API must stay off (err says why); a Server with an error works, but
 // something was lost that the log should tell (a replaced identity: clients
 // pair again; an unreadable clients file; a certificate not yet issued).
 func Open(cfg ServerConfig) (*Server, error) {
-	if cfg.DeviceID == "" {
+	if cfg.DeviceID == "" || cfg.Pairing == nil {
 		return nil, errors.New("the box has no saved id")
 	}
 	id, err := pki.Open(pki.Config{Dir: cfg.Dir, Name: cfg.Host, Clock: cfg.Clock})
@@ -72,11 +65,7 @@ func Open(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("TLS identity replaced; paired clients must pair again: %w", err))
 	}
-	m, err := pairing.New(pairing.Config{File: filepath.Join(cfg.Dir, "clients.json"), DeviceID: cfg.DeviceID, Clock: cfg.Clock, OnChange: cfg.OnChange})
-	if err != nil {
-		problems = append(problems, fmt.Errorf("paired clients unreadable; they must pair again: %w", err))
-	}
-	s := &Server{addrs: cfg.Addresses, id: id, pairing: m, names: certNames(cfg.Host, cfg.Names), port: cfg.Port, device: cfg.DeviceID}
+	s := &Server{addrs: cfg.Addresses, id: id, pairing: cfg.Pairing, names: certNames(cfg.Host, cfg.Names)}
 	if s.addrs == nil {
 		s.addrs = pki.Addresses
 	}
@@ -129,56 +118,4 @@ func (s *Server) KeepCertificate(ctx context.Context, tick <-chan time.Time, rep
 			report(renewed, err)
 		}
 	}
-}
-
-// Status is GET /api/admin/ha: what a parent needs to pair and to see who
-// is paired. Never a code or a token.
-func (s *Server) Status() (any, error) {
-	if s == nil {
-		return nil, ErrOff
-	}
-	leaf := s.id.Leaf()
-	st := s.pairing.Status()
-	out := map[string]any{
-		"fingerprint": s.id.Fingerprint(),
-		"device_id":   s.device,
-		"port":        s.port,
-		"pairing":     map[string]any{"window_open": st.WindowOpen, "window_expires_in": st.WindowLeft, "allowed_scopes": st.Allowed, "pending": st.Pending},
-		"clients":     st.Clients,
-	}
-	if leaf != nil {
-		var addrs []string
-		for _, ip := range leaf.IPAddresses {
-			if ad, ok := netip.AddrFromSlice(ip); ok {
-				addrs = append(addrs, ad.Unmap().String())
-			}
-		}
-		out["certificate"] = map[string]any{"names": leaf.DNSNames, "addresses": addrs, "not_after": leaf.NotAfter}
-	}
-	return out, nil
-}
-
-// Enable opens the pairing window for the named scopes.
-func (s *Server) Enable(scopes []string) (any, error) {
-	if s == nil {
-		return nil, ErrOff
-	}
-	return Enable(s.pairing, scopes)
-}
-
-// Cancel closes the pairing window.
-func (s *Server) Cancel() error {
-	if s == nil {
-		return ErrOff
-	}
-	s.pairing.Cancel()
-	return nil
-}
-
-// Revoke removes a paired client.
-func (s *Server) Revoke(clientID string) error {
-	if s == nil {
-		return ErrOff
-	}
-	return s.pairing.Revoke(clientID)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/daemon"
-	"github.com/storybox/storybox/services/playerd/internal/api"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 )
 
@@ -42,7 +41,7 @@ import (
 //     connection buffer 1 MB.
 //
 // Timeouts: a LAN client sends its headers within milliseconds (5 s cuts off
-// connections that trickle them); bodies are at most api.MaxBody (15 s);
+// connections that trickle them); bodies are small JSON or bounded uploads (15 s);
 // the largest answers (a cover, the screenshot) get 30 s over poor Wi-Fi.
 // An idle connection is kept for 60 s: pollers (Home Assistant every 5 s,
 // the web UI every second) keep theirs, a departed client's is gone within a
@@ -66,8 +65,9 @@ func New(h http.Handler) *http.Server {
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ConnState:         netlimit.ConnState,
 		// An event stream reaches its socket through the context to size
-		// its send buffer (api.StreamLimits).
-		ConnContext: api.ConnContext,
+		// its send buffer (netlimit.Conn), and a connection over the limit
+		// is marked for its refusal.
+		ConnContext: netlimit.ConnContext,
 	}
 }
 

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 	"strings"
 	"testing"
 	"time"
@@ -8,7 +9,7 @@ import (
 
 // The button machine with explicit times: debounce, short and long presses.
 func TestMachine(t *testing.T) {
-	w := DefaultWiring()
+	w := wiring.Default()
 	w.GPIO.DebounceMS = 20
 	w.LongPressMS = 3000
 	w.GPIO.Buttons = []Button{{Line: 17, Action: BtnNext}, {Line: 27, Action: BtnToggle, LongAction: BtnPowerOff},
@@ -104,14 +105,14 @@ func TestMachine(t *testing.T) {
 // Media keys have no debounce: they act on the key event.
 func TestMachineMediaKeys(t *testing.T) {
 	var fired []string
-	m := newMachine(DefaultWiring(), func(a string) { fired = append(fired, a) })
+	m := newMachine(wiring.Default(), func(a string) { fired = append(fired, a) })
 	t0 := time.Now()
 	m.edge(edge{src: source{code: 164}, down: true, at: t0}) // KEY_PLAYPAUSE
 	m.edge(edge{src: source{code: 164}, down: false, at: t0})
 	if strings.Join(fired, ",") != BtnToggle {
 		t.Errorf("fired %v", fired)
 	}
-	w := DefaultWiring()
+	w := wiring.Default()
 	w.MediaKeys = false
 	fired = nil
 	m = newMachine(w, func(a string) { fired = append(fired, a) })

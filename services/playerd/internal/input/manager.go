@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 	"slices"
 	"sort"
 	"sync"
@@ -34,7 +35,7 @@ const (
 
 // Options configure a Manager. Wiring and Player are required.
 type Options struct {
-	Wiring *WiringStore
+	Wiring *wiring.Store
 	// Devices are the evdev devices; nil: no readers and no media keys.
 	Devices Devices
 	// GPIO opens the button lines; nil: no GPIO buttons.
@@ -58,39 +59,10 @@ type Options struct {
 	Now       func() time.Time
 }
 
-// DeviceStatus is a claimed input device.
-type DeviceStatus struct {
-	Path    string    `json:"path"`
-	Name    string    `json:"name"`
-	Vendor  string    `json:"vendor"`
-	Product string    `json:"product"`
-	Role    string    `json:"role"`
-	Since   time.Time `json:"since"`
-}
-
-// GPIOStatus tells whether the button lines are being read.
-type GPIOStatus struct {
-	State string `json:"state"` // off (no buttons), ok, error
-	Chip  string `json:"chip,omitempty"`
-	Lines []int  `json:"lines"`
-	Error string `json:"error,omitempty"`
-}
-
-// Status is what the Manager has claimed and why not.
-type Status struct {
-	Devices []DeviceStatus `json:"devices"`
-	// DevicesError is why input devices cannot be listed (no /dev/input).
-	DevicesError string     `json:"devices_error,omitempty"`
-	GPIO         GPIOStatus `json:"gpio"`
-}
-
 // Manager runs the inputs with the current wiring and applies a new wiring
 // at once. Its methods are safe for concurrent use.
 type Manager struct {
 	o Options
-
-	mu     sync.Mutex
-	status Status
 }
 
 // New prepares a manager; Run starts it.
@@ -110,31 +82,18 @@ func New(o Options) (*Manager, error) {
 	if o.OnError == nil {
 		o.OnError = func(error) {}
 	}
-	return &Manager{o: o,
-		status: Status{Devices: []DeviceStatus{}, GPIO: GPIOStatus{State: "off", Lines: []int{}}}}, nil
+	return &Manager{o: o}, nil
 }
 
-// Wiring returns the current wiring.
-func (m *Manager) Wiring() Wiring { return m.o.Wiring.Get() }
-
-// SetWiring validates and saves w; the inputs follow it at once.
-func (m *Manager) SetWiring(w Wiring) error { return m.o.Wiring.put(w) }
-
-// Status returns the claimed devices and the buttons' state.
-func (m *Manager) Status() Status {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.status
-	s.Devices = append([]DeviceStatus{}, s.Devices...)
-	s.GPIO.Lines = append([]int{}, s.GPIO.Lines...)
-	return s
-}
+// Status returns the claimed devices and the buttons' state, as the
+// manager reported them to the wiring's store.
+func (m *Manager) Status() Status { return m.o.Wiring.Status() }
 
 // Run reads the inputs until ctx ends; a new wiring restarts them.
 func (m *Manager) Run(ctx context.Context) error {
 	// A change before the start is in the wiring the first run reads.
 	select {
-	case <-m.o.Wiring.changed:
+	case <-m.o.Wiring.Changed():
 	default:
 	}
 	for {
@@ -146,7 +105,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			cancel()
 			<-done
 			return nil
-		case <-m.o.Wiring.changed:
+		case <-m.o.Wiring.Changed():
 			cancel()
 			<-done
 		}
@@ -227,7 +186,7 @@ type claim struct {
 func (m *Manager) classify(info DeviceInfo, w Wiring) string {
 	if m.o.Cards != nil {
 		for _, r := range w.Readers {
-			if r.matches(info.Name, info.Vendor, info.Product) {
+			if r.Matches(info.Name, info.Vendor, info.Product) {
 				return RoleReader
 			}
 		}
@@ -365,9 +324,7 @@ func (m *Manager) setDevices(claimed map[string]*claim, listErr string) {
 		devs = append(devs, c.st)
 	}
 	sort.Slice(devs, func(i, j int) bool { return devs[i].Path < devs[j].Path })
-	m.mu.Lock()
-	m.status.Devices, m.status.DevicesError = devs, listErr
-	m.mu.Unlock()
+	m.o.Wiring.ReportDevices(devs, listErr)
 }
 
 // readCards reads one reader until it fails (unplugged, or closed). A
@@ -417,9 +374,7 @@ func lineOffsets(w Wiring) []int {
 }
 
 func (m *Manager) setGPIO(g GPIOStatus) {
-	m.mu.Lock()
-	m.status.GPIO = g
-	m.mu.Unlock()
+	m.o.Wiring.ReportGPIO(g)
 }
 
 // readGPIO reads the button lines, opening them again after a failure.

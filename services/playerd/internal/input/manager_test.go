@@ -3,6 +3,7 @@ package input
 import (
 	"context"
 	"errors"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 	"sync"
 	"testing"
 	"time"
@@ -41,11 +42,11 @@ var (
 
 func startBench(t *testing.T, w Wiring) *bench {
 	t.Helper()
-	store, err := LoadWiring(t.TempDir(), nil)
+	store, err := wiring.Load(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.put(w); err != nil {
+	if err := store.Put(w); err != nil {
 		t.Fatal(err)
 	}
 	b := &bench{devs: newFakeDevices(), chip: &fakeChip{levels: map[int]bool{}, opened: make(chan *fakeLines, 8)},
@@ -100,7 +101,7 @@ func opened(t *testing.T, d *fakeDevices) *fakeDev {
 // The reader is grabbed and read; a keyboard is read for media keys only,
 // not grabbed; a touch screen and a mouse are left alone.
 func TestDevicesClaimedByRole(t *testing.T) {
-	b := startBench(t, DefaultWiring())
+	b := startBench(t, wiring.Default())
 	b.devs.plug("/dev/input/event1", touchInfo)
 	b.devs.plug("/dev/input/event2", mouseInfo)
 	b.devs.plug("/dev/input/event3", readerInfo)
@@ -171,7 +172,7 @@ func (f *fakeDevices) probesNow() int {
 // broken number is dropped, the reader is claimed again and the next card
 // reads whole.
 func TestReaderReplug(t *testing.T) {
-	b := startBench(t, DefaultWiring())
+	b := startBench(t, wiring.Default())
 	b.devs.plug("/dev/input/event3", readerInfo)
 	want(t, b.events, "+/dev/input/event3 reader")
 	first := opened(t, b.devs)
@@ -194,7 +195,7 @@ func TestReaderReplug(t *testing.T) {
 }
 
 func TestMediaKeys(t *testing.T) {
-	w := DefaultWiring()
+	w := wiring.Default()
 	w.LongPressMS = 500
 	b := startBench(t, w)
 	b.devs.plug("/dev/input/event4", keyboardInfo)
@@ -233,13 +234,13 @@ func TestMediaKeys(t *testing.T) {
 }
 
 func TestWiringAppliedLive(t *testing.T) {
-	b := startBench(t, DefaultWiring())
+	b := startBench(t, wiring.Default())
 	b.devs.plug("/dev/input/event3", readerInfo)
 	want(t, b.events, "+/dev/input/event3 reader")
-	w := DefaultWiring()
+	w := wiring.Default()
 	w.Readers = []Match{{Name: "nothing like it"}}
 	w.MediaKeys = false
-	if err := b.m.SetWiring(w); err != nil {
+	if err := b.m.o.Wiring.Put(w); err != nil {
 		t.Fatal(err)
 	}
 	want(t, b.events, "-/dev/input/event3")
@@ -247,21 +248,21 @@ func TestWiringAppliedLive(t *testing.T) {
 		t.Errorf("still claimed: %+v", b.m.Status().Devices)
 	}
 	w.Readers = []Match{{Vendor: "FFFF"}}
-	if err := b.m.SetWiring(w); err != nil {
+	if err := b.m.o.Wiring.Put(w); err != nil {
 		t.Fatal(err)
 	}
 	want(t, b.events, "+/dev/input/event3 reader")
 	w.VolumeStep = 0
-	if err := b.m.SetWiring(w); fault.KindOf(err) != fault.Invalid {
+	if err := b.m.o.Wiring.Put(w); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("bad wiring: %v", err)
 	}
-	if b.m.Wiring().VolumeStep != 5 {
+	if b.m.o.Wiring.Get().VolumeStep != 5 {
 		t.Error("a refused wiring changed the wiring")
 	}
 }
 
 func gpioWiring(buttons ...Button) Wiring {
-	w := DefaultWiring()
+	w := wiring.Default()
 	w.GPIO.Buttons = buttons
 	w.GPIO.DebounceMS = 5
 	w.LongPressMS = 500
@@ -306,10 +307,10 @@ func TestGPIOButtons(t *testing.T) {
 // Lines that cannot be opened are reported once and tried again; a button
 // held when its line is first read does nothing until pressed anew.
 func TestGPIORetried(t *testing.T) {
-	store, _ := LoadWiring(t.TempDir(), nil)
+	store, _ := wiring.Load(t.TempDir(), nil)
 	w := gpioWiring(Button{Line: 4, Action: BtnStop})
 	w.GPIO.DebounceMS = 0
-	if err := store.put(w); err != nil {
+	if err := store.Put(w); err != nil {
 		t.Fatal(err)
 	}
 	chip := &fakeChip{fail: errors.New("gpio: no chip \"auto\""), levels: map[int]bool{4: true}, opened: make(chan *fakeLines, 4)}

@@ -285,12 +285,23 @@ func ConnState(nc net.Conn, s http.ConnState) {
 type refusalKey struct{}
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that marks
-// the requests of a connection accepted over a limit, for Refusal.
+// the requests of a connection accepted over a limit, for Refusal, and
+// keeps the connection for Conn.
 func ConnContext(ctx context.Context, nc net.Conn) context.Context {
+	ctx = context.WithValue(ctx, connKey{}, nc)
 	if c := unwrap(nc); c != nil && c.refusal != nil {
 		return context.WithValue(ctx, refusalKey{}, c.refusal)
 	}
 	return ctx
+}
+
+type connKey struct{}
+
+// Conn is the connection a request came on (ConnContext), for a handler
+// that sizes its socket (an event stream's send buffer); nil without one.
+func Conn(ctx context.Context) net.Conn {
+	c, _ := ctx.Value(connKey{}).(net.Conn)
+	return c
 }
 
 // Refusal is the error (fault.Unavailable, with a RetryAfter) to answer a

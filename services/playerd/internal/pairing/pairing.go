@@ -23,6 +23,13 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 )
 
+// Dir holds the home-automation secrets inside the data directory: the
+// paired clients' token hashes (ClientsFile) and the API's TLS identity.
+const Dir = "home-automation"
+
+// ClientsFile is the paired clients inside Dir.
+const ClientsFile = "clients.json"
+
 // Limits of the contract.
 const (
 	DefaultWindow   = 60 * time.Second  // how long a parent's approval lets a pairing start

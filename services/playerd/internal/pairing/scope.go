@@ -65,3 +65,30 @@ func Strings(ss []Scope) []string {
 	}
 	return out
 }
+
+// EnableResult is the answer to opening the pairing window, on the v1 API
+// and the local admin API alike.
+type EnableResult struct {
+	Success   bool     `json:"success"`
+	ExpiresIn int      `json:"expires_in"`
+	Scopes    []string `json:"scopes"`
+}
+
+// EnableNamed opens the pairing window for the scopes named (nil: the
+// default), as both APIs take them.
+func (m *Manager) EnableNamed(names []string) (EnableResult, error) {
+	scopes := DefaultScopes
+	if names != nil {
+		var err error
+		if scopes, err = ParseScopes(names); err != nil {
+			return EnableResult{}, err
+		}
+		if len(scopes) == 0 {
+			return EnableResult{}, fault.New(fault.Invalid, "scopes must name at least one of read, control, notify, power")
+		}
+	}
+	if _, err := m.Enable(scopes); err != nil {
+		return EnableResult{}, err
+	}
+	return EnableResult{Success: true, ExpiresIn: m.Status().WindowLeft, Scopes: Strings(scopes)}, nil
+}

@@ -1,4 +1,4 @@
-package input
+package wiring
 
 import (
 	"encoding/json"
@@ -26,14 +26,14 @@ func TestMatch(t *testing.T) {
 		{Match{Name: "reader", Vendor: "16c0"}, "keyboard", 0x16c0, 0x27db, false},
 	}
 	for _, c := range cases {
-		if got := c.m.matches(c.name, c.v, c.p); got != c.want {
+		if got := c.m.Matches(c.name, c.v, c.p); got != c.want {
 			t.Errorf("%+v on %q %04x:%04x = %v", c.m, c.name, c.v, c.p, got)
 		}
 	}
 }
 
 func TestWiringValidation(t *testing.T) {
-	if err := DefaultWiring().Validate(); err != nil {
+	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 	bad := map[string]func(w *Wiring){
@@ -59,7 +59,7 @@ func TestWiringValidation(t *testing.T) {
 		"unknown long press": func(w *Wiring) { w.GPIO.Buttons = []Button{{Line: 1, LongAction: "reboot"}} },
 	}
 	for name, f := range bad {
-		w := DefaultWiring()
+		w := Default()
 		f(&w)
 		if err := w.Validate(); fault.KindOf(err) != fault.Invalid {
 			t.Errorf("%s: %v", name, err)
@@ -69,35 +69,35 @@ func TestWiringValidation(t *testing.T) {
 
 func TestWiringFile(t *testing.T) {
 	dir := t.TempDir()
-	s, err := LoadWiring(dir, nil)
+	s, err := Load(dir, nil)
 	if err != nil || s.Get().Version != 1 {
 		t.Fatalf("no file: %v", err)
 	}
 	if data, _ := s.Read(); data != nil {
 		t.Error("backup content while the defaults are in use")
 	}
-	w := DefaultWiring()
+	w := Default()
 	w.GPIO.Buttons = []Button{{Line: 17, Action: BtnToggle, LongAction: BtnPowerOff}}
-	if err := s.put(w); err != nil {
+	if err := s.Put(w); err != nil {
 		t.Fatal(err)
 	}
 	data, err := s.Read()
-	if err != nil || CheckWiring(data) != nil {
+	if err != nil || Check(data) != nil {
 		t.Fatalf("backup content %s: %v", data, err)
 	}
-	again, err := LoadWiring(dir, nil)
+	again, err := Load(dir, nil)
 	if err != nil || len(again.Get().GPIO.Buttons) != 1 {
 		t.Errorf("reloaded: %v %+v", err, again.Get())
 	}
 	// A corrupt file: defaults, an error, the file untouched.
-	p := filepath.Join(dir, WiringFileName)
+	p := filepath.Join(dir, FileName)
 	os.WriteFile(p, []byte(`{"version":1}`), 0o644)
-	s, err = LoadWiring(dir, nil)
+	s, err = Load(dir, nil)
 	if err == nil || len(s.Get().Readers) != len(DefaultReaders()) {
 		t.Errorf("corrupt: %v", err)
 	}
 	for _, bad := range []string{`{}`, `[]`, string(data) + `x`, strings.Replace(string(data), `"media_keys"`, `"mediakeys"`, 1)} {
-		if err := CheckWiring([]byte(bad)); fault.KindOf(err) != fault.Invalid {
+		if err := Check([]byte(bad)); fault.KindOf(err) != fault.Invalid {
 			t.Errorf("%.40s: %v", bad, err)
 		}
 	}
@@ -106,7 +106,29 @@ func TestWiringFile(t *testing.T) {
 	json.Unmarshal(data, &m)
 	m["readers"] = nil
 	data, _ = json.Marshal(m)
-	if w, err := ParseWiring(data); err == nil {
+	if w, err := Parse(data); err == nil {
 		t.Errorf("readers null accepted: %+v", w)
+	}
+}
+
+// What the inputs report is what the admin API reads, and a reader's copy
+// is its own.
+func TestStatusReported(t *testing.T) {
+	s, err := Load(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.GPIO.State != "off" || st.Devices == nil || len(st.Devices) != 0 {
+		t.Errorf("before any report: %+v", st)
+	}
+	s.ReportDevices([]DeviceStatus{{Path: "/dev/input/event3", Role: "reader"}}, "")
+	s.ReportGPIO(GPIOStatus{State: "ok", Chip: "gpiochip0", Lines: []int{17}})
+	st := s.Status()
+	if len(st.Devices) != 1 || st.Devices[0].Role != "reader" || st.GPIO.State != "ok" || st.GPIO.Lines[0] != 17 {
+		t.Fatalf("after the reports: %+v", st)
+	}
+	st.Devices[0].Role, st.GPIO.Lines[0] = "keys", 4
+	if again := s.Status(); again.Devices[0].Role != "reader" || again.GPIO.Lines[0] != 17 {
+		t.Errorf("a reader's change reached the store: %+v", again)
 	}
 }
