@@ -33,7 +33,9 @@ var corePackages = []string{
 	"playerd/internal/events/playerfeed",
 	"playerd/internal/fetch",
 	"playerd/internal/home",
+	"playerd/internal/lang", // the one decision of the box's language
 	"playerd/internal/library",
+	"playerd/internal/message",  // the message on screen (the board) and the one handler of a posted one
 	"playerd/internal/onscreen", // what the screen shows, as others see it
 	"playerd/internal/output",
 	"playerd/internal/output/alsa",
@@ -57,7 +59,7 @@ var corePackages = []string{
 var surfacePackages = map[string][]string{
 	"local API":       {"playerd/internal/api", "playerd/internal/adminui"},
 	"home automation": {"playerd/internal/hav1", "playerd/internal/haserve", "playerd/internal/pki"},
-	"screen":          {"playerd/internal/display"},
+	"screen":          {"playerd/internal/display", "playerd/internal/display/paint", "playerd/internal/display/wifisetup"},
 	"readers and buttons": {
 		"playerd/internal/input", "playerd/internal/input/gpio",
 	},
@@ -75,7 +77,6 @@ var libraryPackages = []string{
 	"playerd/internal/gate",
 	"playerd/internal/hat", // hatd's client; its monitor feeds the core's battery levels
 	"playerd/internal/httpserve",
-	"playerd/internal/message", // the one handler of a message posted for the screen
 	"playerd/internal/metrics",
 	"playerd/internal/netclient",
 	"playerd/internal/netlimit",
@@ -93,9 +94,11 @@ var wiringPackages = []string{
 	"playerd/cmd/soak",
 	"playerd/internal/clock/clocktest",
 	"playerd/internal/decode/aac/aactest",
+	"playerd/internal/decode/mp4/mp4test",
 	"playerd/internal/demo",
 	"playerd/internal/display/displaytest",
 	"playerd/internal/input/inputtest",
+	"playerd/internal/lang/langtest",
 	"playerd/internal/mpris/dbustest",
 	"playerd/internal/soakctl",
 	"playerd/internal/testmedia",
