@@ -228,7 +228,8 @@ var silentGranule granule
 // xrBound is the largest requantised value (2.4.3.4.7) a granule may
 // hold; a granule with a larger one is decoded as silence. Syntax alone
 // allows 8206^(4/3)·2^((255-210)/4) = 4e8, which the IMDCT and the filter
-// bank carry to 5e9 at the output (TestLoudGranulesAreSilence), beyond
+// bank carry to 6e9 at the output from a few dozen such values
+// (TestLoudGranulesAreSilence) and more from a granule full of them, beyond
 // the fuzz targets' bound of 1e9 and, clamped, full-scale noise in the
 // child's ear.
 //
@@ -237,8 +238,8 @@ var silentGranule granule
 // 3-C.1 against 3-B.3) and cosines at most 1 in magnitude: |S| <= Σ|C| =
 // 2.66. The MDCT this decoder's IMDCT inverts is 4/n·Σ w·S·cos over the
 // n = 36 values of a long block (12 of a short one): |xr| <= 2.66 ·
-// 4/36 · Σ|w| = 2.66 · 2.55 = 6.8 for the normal window, the largest
-// (start and stop 2.37, short 4/12 · 7.66 = 2.55). 2^12 leaves 600 times
+// 4/n · Σ|w| = 2.66 · 2.55 = 6.8 for the normal and the short window
+// alike (4/36 · 22.9, 4/12 · 7.66; start and stop 2.37). 2^12 leaves 600 times
 // that (56 dB), 300 times where intensity stereo codes two channels' sum
 // in one, for clipping masters and the quantiser's error; lame's
 // encodings of full-scale sines, square waves and noise reach 1.4
