@@ -313,6 +313,33 @@ func (d *Decoder) stereo(l, r *channel, msMask int, ms *[8][maxBands]bool) {
 	}
 }
 
+// specBound is the largest spectral value, in the standard's 16-bit
+// scale, the filter bank takes; a channel's spectrum with a larger one (or
+// one that is no number) is decoded as silence for the frame. It is
+// checked where the spectrum is final: after inverse quantisation, scale
+// factors, pulses, noise substitution, mid/side and intensity stereo and
+// TNS (4.6.1 to 4.6.9), each of which can raise a value out of any legal
+// range. Syntax alone allows 8191^(4/3)·2^((255-100)/4) = 7.6e16 from an
+// escape at the largest scale factor, 2^(155/4) = 4.9e11 times a legal
+// left channel from an intensity position, and a TNS filter of order 12
+// whose reflection coefficients are all 0.9945 overflows a legal
+// spectrum into infinities. Decoded as coded, TestLoudFramesAreSilence's
+// frames give 5e10, 1.4e13 and NaN at the output.
+//
+// No input within full scale comes near it. The MDCT this decoder's IMDCT
+// (2/N, 4.6.11) inverts is 2·Σ w·x·cos over the N inputs of a window: at
+// full scale, |x| <= 32768, a value is at most 2 · 32768 · Σw, and Σw is
+// largest for the long sine window, 1/sin(π/4096) = 1,304 (KBD 1,214;
+// short windows 163 and 148): 8.5e7. 2^35 is 400 times that (52 dB);
+// ffmpeg's encodings of full-scale sines, square waves and noise reach
+// half of 8.5e7 (TestLegalLevelsStayBelowTheBound). Through the filter
+// bank an output sample is at most the bound times the largest sum of the
+// magnitudes of the coefficients that make it, the current window's and
+// the previous frame's overlap: 5.8e-5 (TestWorstCaseGain computes it
+// from the decoder's own transforms), 2e6 at the bound, far below the
+// fuzz targets' 1e9.
+const specBound = 1 << 35
+
 // synthesize runs TNS and the filter bank over a channel's spectrum and
 // overlaps the result with the previous frame's second half.
 func (d *Decoder) synthesize(c *channel, out *[FrameSamples]float32) {
@@ -325,6 +352,16 @@ func (d *Decoder) synthesize(c *channel, out *[FrameSamples]float32) {
 			maxBands = bd.tnsMaxShort
 		}
 		c.ics.tns.apply(&c.spec, info, maxBands)
+	}
+	var hi, lo float32
+	for _, v := range c.spec {
+		hi, lo = max(hi, v), min(lo, v) // a NaN carries through both
+	}
+	if hi <= specBound && lo >= -specBound {
+		d.stats.loudest = max(d.stats.loudest, hi, -lo)
+	} else {
+		d.stats.refused++
+		clear(c.spec[:])
 	}
 	shape, prev := info.windowShape, c.prevShape
 	buf := &d.buf

@@ -11,7 +11,7 @@ import (
 // configuration: mono, stereo, more channels (config 3), and one defined
 // by the stream (config 0). An error is a correct answer; a panic, or a
 // sample checkPCM refuses, is a bug. The seeds are the frames
-// of a real ADTS file.
+// of a real ADTS file and frames written by hand at levels no signal has.
 func FuzzDecoder(f *testing.F) {
 	data := readSeed(f)
 	for off := 0; off+7 <= len(data); {
@@ -22,6 +22,10 @@ func FuzzDecoder(f *testing.F) {
 		f.Add(uint8(2), uint8(11), data[off+h.HeaderLength:off+h.FrameLength])
 		off += h.FrameLength
 	}
+	// They decode as silence (TestLoudFramesAreSilence).
+	f.Add(uint8(1), uint8(craftRate), sce(craftCh{gain: 255, cb: bandsOf(8, escHCB), val: 8191}))
+	f.Add(uint8(1), uint8(craftRate), sce(craftCh{gain: 168, cb: append([]int{escHCB}, bandsOf(41, zeroHCB)...), val: 100, tns: true}))
+	f.Add(uint8(2), uint8(craftRate), cpe(craftCh{gain: 168, cb: bandsOf(8, escHCB), val: 100}, craftCh{gain: 168, cb: bandsOf(8, intensityHCB), isPos: -155}))
 	f.Fuzz(func(t *testing.T, channels, rate uint8, frame []byte) {
 		c := Config{ObjectType: aotLC, RateIndex: int(rate % 13), Channels: int(channels % 4)}
 		c.SampleRate = sampleRates[c.RateIndex]

@@ -3,9 +3,13 @@ package aac
 import "strings"
 
 // toolStats counts the coding tools a stream used, for the tests to show
-// which parts of the decoder a file exercised.
+// which parts of the decoder a file exercised; and how loud its spectra
+// were: the largest value the filter bank took and the channels' frames
+// decoded as silence for exceeding specBound.
 type toolStats struct {
 	short, ms, intensity, noise, tns, pulse int
+	loudest                                 float32
+	refused                                 int
 }
 
 func (s toolStats) String() string {

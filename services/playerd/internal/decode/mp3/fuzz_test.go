@@ -24,6 +24,8 @@ func FuzzDecode(f *testing.F) {
 		// Intensity positions 7..15 only: before they were decoded as
 		// left/right, position 9 gave NaN and values of 1e15.
 		{version: 3, sri: 1, bri: 6, mode: modeJoint, modeExt: 1, mixed: true, sparse: true, illegalIS: true},
+		// The largest gain and escapes: silence, beyond xrBound.
+		{version: 3, sri: 1, bri: 14, mode: modeJoint, modeExt: 2, sparse: true, level: loudLevel},
 	} {
 		g := &generator{r: rand.New(rand.NewPCG(5, 5)), s: s, amp: 40}
 		data := g.stream(3)

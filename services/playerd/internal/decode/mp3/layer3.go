@@ -111,11 +111,16 @@ type layer3 struct {
 	res    [mainDataSize + mainDataPad]byte
 	resLen int
 
-	si      sideInfo
-	sf      [2]scalefactors
-	vals    [576]float32
-	xr      [2][576]float32
-	nz      [2]int // xr[ch][nz[ch]:] is zero
+	si   sideInfo
+	sf   [2]scalefactors
+	vals [576]float32
+	xr   [2][576]float32
+	nz   [2]int // xr[ch][nz[ch]:] is zero
+	// loudest is the largest |xr| of the granules kept and refused counts
+	// those decoded as silence for exceeding xrBound, since the decoder
+	// was made: for the tests to show a file's headroom below the bound.
+	loudest float32
+	refused int
 	overlap [2][32][18]float32
 	ts      [18][32]float32
 	synth   [2]synthesis
@@ -220,8 +225,38 @@ func (l *layer3) decodeFrame(h header, frame []byte, out *[2][1152]float32) {
 // the reference decoders.
 var silentGranule granule
 
+// xrBound is the largest requantised value (2.4.3.4.7) a granule may
+// hold; a granule with a larger one is decoded as silence. Syntax alone
+// allows 8206^(4/3)·2^((255-210)/4) = 4e8, which the IMDCT and the filter
+// bank carry to 6e9 at the output from a few dozen such values
+// (TestLoudGranulesAreSilence) and more from a granule full of them, beyond
+// the fuzz targets' bound of 1e9 and, clamped, full-scale noise in the
+// child's ear.
+//
+// No input within full scale comes near it. An encoder's subband samples
+// are sums of input samples times the analysis window C = D/32 (Table
+// 3-C.1 against 3-B.3) and cosines at most 1 in magnitude: |S| <= Σ|C| =
+// 2.66. The MDCT this decoder's IMDCT inverts is 4/n·Σ w·S·cos over the
+// n = 36 values of a long block (12 of a short one): |xr| <= 2.66 ·
+// 4/n · Σ|w| = 2.66 · 2.55 = 6.8 for the normal and the short window
+// alike (4/36 · 22.9, 4/12 · 7.66; start and stop 2.37). 2^12 leaves 600 times
+// that (56 dB), 300 times where intensity stereo codes two channels' sum
+// in one, for clipping masters and the quantiser's error; lame's
+// encodings of full-scale sines, square waves and noise reach 1.4
+// (TestLegalLevelsStayBelowTheBound).
+//
+// From values within the bound the output stays within the fuzz bound:
+// stereo processing at most doubles a value and weighs it by √2, alias
+// reduction by at most cs+ca = 1.37, the IMDCT with its overlap and the
+// polyphase filter bank by the largest sums of their coefficients'
+// magnitudes, 17.6 and 61.8: TestWorstCaseGain computes them from the
+// decoder's own transforms, a product of 4,223, and 2^12 times that is
+// 1.7e7, 58 times below 1e9.
+const xrBound = 1 << 12
+
 // requantize scales the Huffman values of one channel (2.4.3.4.7) and puts
-// them in reordered frequency order in xr.
+// them in reordered frequency order in xr; a granule beyond xrBound is
+// cleared.
 func (l *layer3) requantize(h header, gc *granule, ch, n int, ms bool) {
 	kind := kindLong
 	if gc.blockType == blockShort {
@@ -238,6 +273,7 @@ func (l *layer3) requantize(h header, gc *granule, ch, n int, ms bool) {
 	}
 	shift := uint(1 + gc.sfScale)
 	nz := 0
+	var peak float32
 	for _, b := range bandLayouts[h.rateIdx][kind] {
 		if b.start >= n {
 			if kind == kindLong {
@@ -266,22 +302,34 @@ func (l *layer3) requantize(h header, gc *granule, ch, n int, ms bool) {
 		g := gainPow[max(q, 0)]
 		m := min(b.width, n-b.start)
 		src := l.vals[b.start : b.start+m]
+		var hi, lo float32
 		if b.step == 1 {
 			dst := xr[b.pos : b.pos+b.width]
 			for i, v := range src {
 				dst[i] = v * g
+				hi, lo = max(hi, v), min(lo, v)
 			}
 			clear(dst[m:])
 			nz = b.pos + m
+			peak = max(peak, max(hi, -lo)*g)
 			continue
 		}
 		for i, v := range src {
 			xr[b.pos+3*i] = v * g
+			hi, lo = max(hi, v), min(lo, v)
 		}
+		peak = max(peak, max(hi, -lo)*g)
 		for i := m; i < b.width; i++ {
 			xr[b.pos+3*i] = 0
 		}
 		nz = max(nz, b.pos+3*(m-1)+1)
+	}
+	if peak > xrBound {
+		clear(xr[:])
+		nz = 0
+		l.refused++
+	} else {
+		l.loudest = max(l.loudest, peak)
 	}
 	l.nz[ch] = nz
 }

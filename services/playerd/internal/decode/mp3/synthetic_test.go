@@ -54,7 +54,22 @@ type genStream struct {
 	// an illegal value, 7..15, half of them 9 (the frame is otherwise
 	// valid).
 	illegalIS bool
+	// level makes every granule loud (loudLevel: global_gain 255, no
+	// scalefactor or subblock attenuation, the big values at the largest
+	// escape value) or hushed (hushLevel: every value zero), after the
+	// same random draws as at the usual level, so that streams written
+	// with the same seed differ only there.
+	level int
 }
+
+const (
+	loudLevel = 1 + iota
+	hushLevel
+)
+
+// loudValue is the largest value the big-values region can code: 15 and
+// 13 linbits.
+const loudValue = 15 + 1<<13 - 1
 
 type genGranule struct {
 	bigValues                   int
@@ -175,6 +190,15 @@ func (g *generator) granule(ch int, intensity bool) genGranule {
 			gr.vals[i] = 1 - 2*r.IntN(2)
 		}
 	}
+	switch g.s.level {
+	case loudLevel:
+		gr.globalGain, gr.sfScale, gr.subGain = 255, 0, [3]int{}
+		for i := range big {
+			gr.vals[i] = loudValue * (1 - 2*(i&1))
+		}
+	case hushLevel:
+		gr.vals = [576]int{}
+	}
 	if intensity {
 		// Zero from a band on, in every window for short blocks.
 		sfb, win := bandOrder(g.h.rateIdx, &gr, lsf)
@@ -225,6 +249,9 @@ func (g *generator) granule(ch int, intensity bool) genGranule {
 		from = max(from, to)
 	}
 	g.scalefactors(&gr, ch, intensity)
+	if g.s.level == loudLevel {
+		gr.preflag, gr.long, gr.short = 0, [22]int{}, [13][3]int{}
+	}
 	return gr
 }
 
