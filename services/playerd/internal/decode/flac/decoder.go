@@ -173,7 +173,8 @@ func (d *Decoder) Info() StreamInfo { return d.info }
 // Position is the number of samples per channel given out so far.
 func (d *Decoder) Position() uint64 { return d.pos }
 
-// Damaged counts the frames replaced by silence.
+// Damaged counts the stretches of damage replaced by silence: a frame, or
+// frames lost together with their headers.
 func (d *Decoder) Damaged() int { return d.damaged }
 
 // window returns the file from off, at least need bytes of it unless the
