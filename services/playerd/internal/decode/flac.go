@@ -6,24 +6,23 @@ import (
 	"fmt"
 	"strings"
 
+	"errors"
+	"io"
+
 	"github.com/gopxl/beep/v2"
-	"github.com/gopxl/beep/v2/flac"
+	"github.com/storybox/storybox/services/playerd/internal/decode/flac"
 )
 
-// mewkiz/flac (v1.0.12) parses every metadata block at open and allocates
-// what their length fields say before reading: a picture's data length
-// (meta/picture.go:117) or a comment count (meta/vorbiscomment.go:45) of
-// 4 GB is a fatal out-of-memory on a Pi, not a panic. So the boundary walks
-// the blocks itself and hands the decoder only what it needs, STREAMINFO and
-// SEEKTABLE, checked, in front of the audio frames.
+// FLAC is decoded by our own decoder (package flac), which reads the file
+// itself through a window of a few hundred KB. The boundary still walks the
+// metadata blocks here: the scan's duration and the tag readers use the walk
+// and its checks without touching the audio.
 
 const (
 	flacMaxBlocks   = 1024
 	flacStreamInfo  = 0
-	flacSeekTable   = 3
 	flacComment     = 4
 	flacPicture     = 6
-	flacMaxSeekTbl  = 1 << 20
 	flacMaxTagBlock = 16 << 20 // the largest a block can be (24-bit length)
 )
 
@@ -87,45 +86,106 @@ func skipID3v2(src *source) (int64, error) {
 }
 
 func openFLAC(src *source) (beep.StreamSeekCloser, beep.Format, error) {
-	blocks, audio, err := flacBlocks(src)
+	blocks, _, err := flacBlocks(src)
 	if err != nil {
 		return nil, beep.Format{}, fmt.Errorf("flac: %w", err)
 	}
-	info := blocks[0]
-	if info.size != 34 {
-		return nil, beep.Format{}, fmt.Errorf("flac: %w: STREAMINFO of %d bytes", ErrCorrupt, info.size)
+	if blocks[0].size != 34 {
+		return nil, beep.Format{}, fmt.Errorf("flac: %w: STREAMINFO of %d bytes", ErrCorrupt, blocks[0].size)
 	}
-	si := make([]byte, 34)
-	if _, err := src.ReadAt(si, info.off); err != nil {
+	var si [34]byte
+	if _, err := src.ReadAt(si[:], blocks[0].off); err != nil {
 		return nil, beep.Format{}, fmt.Errorf("flac: %w", err)
 	}
-	if err := checkStreamInfo(si); err != nil {
+	if err := checkStreamInfo(si[:]); err != nil {
 		return nil, beep.Format{}, fmt.Errorf("flac: %w", err)
 	}
-	var seek []byte
-	for _, b := range blocks {
-		if b.typ == flacSeekTable && b.size%18 == 0 && b.size > 0 && b.size <= flacMaxSeekTbl {
-			seek = make([]byte, b.size)
-			if _, err := src.ReadAt(seek, b.off); err != nil {
-				return nil, beep.Format{}, fmt.Errorf("flac: %w", err)
-			}
-			break
-		}
+	d, err := flac.NewFile(src, src.size)
+	if err != nil {
+		return nil, beep.Format{}, flacError(err)
 	}
-	head := []byte("fLaC")
-	last := byte(0x80)
-	if seek != nil {
-		last = 0
+	n, err := d.Length()
+	if err != nil {
+		return nil, beep.Format{}, flacError(err)
 	}
-	head = append(head, last|flacStreamInfo, 0, 0, 34)
-	head = append(head, si...)
-	if seek != nil {
-		n := len(seek)
-		head = append(head, 0x80|flacSeekTable, byte(n>>16), byte(n>>8), byte(n))
-		head = append(head, seek...)
-	}
-	return flac.Decode(newBufferedFile(newSpliced(head, src, audio, src.size-audio), readBuffer))
+	info := d.Info()
+	s := &flacStream{d: d, closer: src, length: int(min(n, 1<<40)), scale: 1 / float64(int64(1)<<(info.BitsPerSample-1))}
+	format := beep.Format{SampleRate: beep.SampleRate(info.SampleRate), NumChannels: min(info.Channels, 2), Precision: 2}
+	return s, format, nil
 }
+
+func flacError(err error) error {
+	if errors.Is(err, flac.ErrFormat) {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return fmt.Errorf("flac: %w", err)
+}
+
+// flacStream is the decoder as a beep stream: mono on both sides, of more
+// channels the first pair (front left and right), as the other decoders.
+type flacStream struct {
+	d       *flac.Decoder
+	closer  io.Closer
+	length  int
+	scale   float64
+	pending [][]int32 // what is left of the last frame
+	err     error
+}
+
+func (s *flacStream) Stream(samples [][2]float64) (int, bool) {
+	n := 0
+	for n < len(samples) && s.err == nil {
+		if len(s.pending) == 0 || len(s.pending[0]) == 0 {
+			fr, err := s.d.Frame()
+			if err != nil {
+				if err != io.EOF {
+					s.err = flacError(err)
+				}
+				break
+			}
+			s.pending = fr
+		}
+		l, r := s.pending[0], s.pending[0]
+		if len(s.pending) > 1 {
+			r = s.pending[1]
+		}
+		k := min(len(l), len(samples)-n)
+		out := samples[n : n+k]
+		l, r = l[:k], r[:k]
+		for i := range out {
+			out[i] = [2]float64{float64(l[i]) * s.scale, float64(r[i]) * s.scale}
+		}
+		for ch := range s.pending {
+			s.pending[ch] = s.pending[ch][k:]
+		}
+		n += k
+	}
+	return n, n > 0
+}
+
+func (s *flacStream) Err() error { return s.err }
+
+func (s *flacStream) Len() int { return s.length }
+
+// Position counts what was handed out: the decoder's position less what
+// is still pending of its frame.
+func (s *flacStream) Position() int {
+	p := int(s.d.Position())
+	if len(s.pending) > 0 {
+		p -= len(s.pending[0])
+	}
+	return p
+}
+
+func (s *flacStream) Seek(p int) error {
+	s.pending = nil
+	if err := s.d.Seek(uint64(p)); err != nil {
+		return flacError(err)
+	}
+	return nil
+}
+
+func (s *flacStream) Close() error { return s.closer.Close() }
 
 // checkStreamInfo refuses values the decoder would trip over.
 func checkStreamInfo(b []byte) error {

@@ -405,3 +405,30 @@ func (d *Decoder) seekStart(s uint64) (int64, uint64, error) {
 	}
 	return lo, loSample, nil
 }
+
+// Length is the stream's length in samples per channel: STREAMINFO's count,
+// or when the encoder left it unknown, the end of the last frame.
+func (d *Decoder) Length() (uint64, error) {
+	if d.info.TotalSamples > 0 {
+		return d.info.TotalSamples, nil
+	}
+	for back := int64(max(2*d.need, 64<<10)); ; back *= 2 {
+		off := max(d.audio, d.size-back)
+		end, found := uint64(0), false
+		for {
+			next, h, ok, err := d.resync(off)
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				break
+			}
+			_, n, _, _ := d.frameAt(next)
+			end, found = h.firstSample(&d.info)+uint64(h.blockSize), true
+			off = next + int64(max(n, 1))
+		}
+		if found || d.size-back <= d.audio {
+			return end, nil
+		}
+	}
+}
