@@ -309,6 +309,9 @@ FUZZ_TARGETS += decode/mp3:FuzzDecode:70000
 # The live M4A reader alone, without the AAC decoder, from streams
 # decode/mp4/mp4test writes (a chapter track between the samples, a cover).
 FUZZ_TARGETS += decode:FuzzLiveM4A:20000
+# The FLAC decoder alone with its CRC checks off, from streams its tests
+# write (variable block sizes, escaped partitions, every stereo mode).
+FUZZ_TARGETS += decode/flac:FuzzDecoder:60000
 .PHONY: fuzz
 fuzz:
 	@for ptn in $(FUZZ_TARGETS); do \

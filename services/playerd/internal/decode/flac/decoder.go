@@ -213,7 +213,7 @@ func (d *Decoder) frameAt(off int64) (h header, n int, ok bool, err error) {
 		if err != nil {
 			return h, 0, false, err
 		}
-		h, ok = parseHeader(b, &d.info)
+		h, ok = parseHeader(b, &d.info, d.f.lax)
 		if !ok || !d.fits(&h) {
 			return h, 0, false, nil
 		}
@@ -235,9 +235,10 @@ func (d *Decoder) fits(h *header) bool {
 	return h.channels == d.info.Channels && h.bps == d.info.BitsPerSample && h.blockSize <= d.info.MaxBlock
 }
 
-// resync finds the next frame from off that decodes and checks.
-func (d *Decoder) resync(off int64) (int64, header, bool, error) {
-	for off < d.size {
+// resync finds the next frame in [off, limit) that decodes and checks.
+func (d *Decoder) resync(off, limit int64) (int64, header, bool, error) {
+	limit = min(limit, d.size)
+	for off < limit {
 		b, err := d.window(off, 2)
 		if err != nil {
 			return 0, header{}, false, err
@@ -288,7 +289,7 @@ func (d *Decoder) Frame() ([][]int32, error) {
 			return d.give(h.blockSize), nil
 		}
 		d.damaged++
-		next, h2, found, rerr := d.resync(d.off + 1)
+		next, h2, found, rerr := d.resync(d.off+1, d.size)
 		if rerr != nil {
 			return nil, rerr
 		}
@@ -377,7 +378,7 @@ func (d *Decoder) seekStart(s uint64) (int64, uint64, error) {
 		}
 		off := d.audio + p.offset
 		if b, err := d.window(off, 32); err == nil {
-			if h, ok := parseHeader(b, &d.info); ok && h.firstSample(&d.info) == p.sample {
+			if h, ok := parseHeader(b, &d.info, d.f.lax); ok && h.firstSample(&d.info) == p.sample {
 				lo, loSample = off, p.sample
 			}
 		}
@@ -389,7 +390,7 @@ func (d *Decoder) seekStart(s uint64) (int64, uint64, error) {
 			break
 		}
 		mid := lo + (hi-lo)/2
-		off, h, found, err := d.resync(mid)
+		off, h, found, err := d.resync(mid, hi)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -416,7 +417,7 @@ func (d *Decoder) Length() (uint64, error) {
 		off := max(d.audio, d.size-back)
 		end, found := uint64(0), false
 		for {
-			next, h, ok, err := d.resync(off)
+			next, h, ok, err := d.resync(off, d.size)
 			if err != nil {
 				return 0, err
 			}
