@@ -64,3 +64,33 @@ func (m *memReader) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// BenchmarkFile decodes the file STORYBOX_FLAC_FILE names once per pass,
+// for instruction counts beside other decoders (docs/performance.md).
+func BenchmarkFile(b *testing.B) {
+	path := os.Getenv("STORYBOX_FLAC_FILE")
+	if path == "" {
+		b.Skip("STORYBOX_FLAC_FILE not set")
+	}
+	for range b.N {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, _ := f.Stat()
+		d, err := NewFile(f, st.Size())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := d.Frame()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+}

@@ -1,8 +1,10 @@
 package flac
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // errFrame reports a frame that does not decode: a bad header, a reserved
@@ -355,13 +357,8 @@ func residual[T sample](br *bitReader, out []T, order int) error {
 			// In runs, so that a frame cut short ends within a run rather
 			// than after reading zeros for the rest of a 65535-sample block.
 			run := min(end, i+256)
-			for ; i < run; i++ {
-				// The unary quotient, then k bits; the folded value unfolds
-				// to its sign.
-				q := br.unary()
-				v := q<<ku | br.bits(ku)
-				out[i] = T(int64(v>>1) ^ -int64(v&1))
-			}
+			riceRun(br, out[i:run], ku)
+			i = run
 			if br.p > len(br.b)+8 {
 				return fmt.Errorf("%w: residual past the frame", errFrame)
 			}
@@ -396,34 +393,53 @@ func fixed[T sample](out []T, order int) {
 // lpc undoes a linear predictor in place with 64-bit sums: coef[0] belongs
 // to the sample just before the predicted one.
 func lpc[T sample](out []T, coef []int64, shift uint) {
-	order := len(coef)
-	switch {
-	case order == 8:
-		c0, c1, c2, c3, c4, c5, c6, c7 := coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6], coef[7]
-		for i := 8; i < len(out); i++ {
-			w := out[i-8 : i : i]
-			s := c0*int64(w[7]) + c1*int64(w[6]) + c2*int64(w[5]) + c3*int64(w[4]) +
-				c4*int64(w[3]) + c5*int64(w[2]) + c6*int64(w[1]) + c7*int64(w[0])
-			out[i] += T(s >> shift)
-		}
-	case order == 12:
-		var c [12]int64
-		copy(c[:], coef)
-		for i := 12; i < len(out); i++ {
-			w := out[i-12 : i : i]
-			s := c[0]*int64(w[11]) + c[1]*int64(w[10]) + c[2]*int64(w[9]) + c[3]*int64(w[8]) +
-				c[4]*int64(w[7]) + c[5]*int64(w[6]) + c[6]*int64(w[5]) + c[7]*int64(w[4]) +
-				c[8]*int64(w[3]) + c[9]*int64(w[2]) + c[10]*int64(w[1]) + c[11]*int64(w[0])
-			out[i] += T(s >> shift)
-		}
-	default:
-		for i := order; i < len(out); i++ {
-			w := out[i-order : i : i]
-			var s int64
-			for j, c := range coef {
-				s += c * int64(w[order-1-j])
-			}
-			out[i] += T(s >> shift)
-		}
+	if lpcUnrolled(out, coef, shift) {
+		return
 	}
+	order := len(coef)
+	for i := order; i < len(out); i++ {
+		w := out[i-order : i : i]
+		var s int64
+		for j, c := range coef {
+			s += c * int64(w[order-1-j])
+		}
+		out[i] += T(s >> shift)
+	}
+}
+
+// riceRun reads Rice codes of parameter k into out: the unary quotient, then
+// k bits; the folded value unfolds to its sign. The cache word lives in
+// registers here, which is most of the decoder's speed.
+func riceRun[T sample](br *bitReader, out []T, k uint) {
+	cache, n := br.cache, br.n
+	for i := range out {
+		if n < 32 {
+			if br.p+8 <= len(br.b) {
+				cache |= binary.BigEndian.Uint64(br.b[br.p:]) >> n
+				adv := (63 - n) >> 3
+				br.p += int(adv)
+				n += adv << 3
+			} else {
+				br.cache, br.n = cache, n
+				br.refill()
+				cache, n = br.cache, br.n
+			}
+		}
+		z := uint(bits.LeadingZeros64(cache))
+		if z+1+k > n {
+			// A quotient or remainder past the cache: the slow way.
+			br.cache, br.n = cache, n
+			q := br.unary()
+			v := q<<k | br.bits(k)
+			cache, n = br.cache, br.n
+			out[i] = T(int64(v>>1) ^ -int64(v&1))
+			continue
+		}
+		cache <<= z + 1
+		v := uint64(z)<<k | cache>>(64-k)&(1<<k-1)
+		cache <<= k
+		n -= z + 1 + k
+		out[i] = T(int64(v>>1) ^ -int64(v&1))
+	}
+	br.cache, br.n = cache, n
 }
