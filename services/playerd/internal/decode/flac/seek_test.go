@@ -121,3 +121,31 @@ func TestSeekSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownLength: a stream whose STREAMINFO leaves the total unknown (a
+// live encoder's) has the length of its frames, decodes whole and seeks.
+func TestUnknownLength(t *testing.T) {
+	requireFLAC(t)
+	s := signal{44100, 2, 16, 50000, "music"}
+	file, ref := encode(t, s, "-5", "-S", "-")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[8+13] &= 0xF0
+	clear(data[8+14 : 8+18])
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := openFile(t, file)
+	if n, err := d.Length(); err != nil || n != uint64(s.frames) {
+		t.Fatalf("length %d (%v), want %d", n, err, s.frames)
+	}
+	checkSeeks(t, d, ref, s.channels, seekTargets(s.frames, 3))
+	if err := d.Seek(0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := decodeAll(d); err != nil || !sameSamples(got, ref) {
+		t.Fatalf("%v: %s", err, firstDiff(got, ref))
+	}
+}
