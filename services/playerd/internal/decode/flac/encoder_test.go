@@ -306,7 +306,9 @@ func writeSubframe(w *bitWriter, s []int64, bps, seed int) {
 				k++
 			}
 		}
-		if (p+seed)%3 == 0 || width == 0 {
+		// Escaped every third partition, and where the largest parameter
+		// still leaves long unary codes (Rice's 14 on 32-bit residuals).
+		if (p+seed)%3 == 0 || width == 0 || sum>>k > uint64(hi-lo)*16 {
 			w.put(escape, pbits)
 			w.put(uint64(width), 5)
 			for _, x := range res[lo:hi] {
