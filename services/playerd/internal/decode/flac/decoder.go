@@ -113,7 +113,7 @@ func NewFile(r io.ReaderAt, size int64) (*Decoder, error) {
 		d.need = in.MaxFrame
 	}
 	d.buf = make([]byte, 0, max(minWindow, 2*d.need))
-	d.f.grow(in.MaxBlock)
+	d.f.grow(in.MaxBlock, in.Channels)
 	return d, nil
 }
 

@@ -136,8 +136,8 @@ type frameDecoder struct {
 	wide []int64 // the side channel of 32-bit audio, which needs 33 bits
 }
 
-func (f *frameDecoder) grow(n int) {
-	for i := range f.pcm {
+func (f *frameDecoder) grow(n, channels int) {
+	for i := range channels {
 		if cap(f.pcm[i]) < n {
 			f.pcm[i] = make([]int32, n)
 		}
@@ -149,7 +149,7 @@ func (f *frameDecoder) grow(n int) {
 // h.blockSize samples each.
 func (f *frameDecoder) decode(b []byte, h *header) (int, error) {
 	n := h.blockSize
-	f.grow(n)
+	f.grow(n, h.channels)
 	br := &f.br
 	br.reset(b[h.size:])
 	side := -1
