@@ -27,6 +27,7 @@ var corePackages = []string{
 	"playerd/internal/clock",
 	"playerd/internal/decode",
 	"playerd/internal/decode/aac",
+	"playerd/internal/decode/flac",
 	"playerd/internal/decode/mp3",
 	"playerd/internal/decode/mp4",
 	"playerd/internal/events",
