@@ -55,8 +55,8 @@ const scanProgressEvery = 250 * time.Millisecond
 // a parent's configuration, on disk: the settings, the navigation, the
 // library's folders, uploads and covers, the stations and podcasts, the
 // parental rules and their restrictions, the card mappings, the input
-// wiring, the message on screen, the home-automation pairing (through
-// HomeAutomationChanged) and the battery level. What changes on its own is
+// wiring, the message on screen, the home-automation pairing (the core's,
+// openHomeAutomation) and the battery level. What changes on its own is
 // read by the feed's goroutines (startFeed): the player's snapshots and the
 // library's scans. A surface or an admin route never publishes: it calls the
 // owner's method, and the owner tells everyone, so a new mutation of an

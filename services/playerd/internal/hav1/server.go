@@ -33,9 +33,6 @@ type ServerConfig struct {
 	// Clock dates the certificates (wall time) and times the pairing
 	// window and codes (uptime). Nil: the machine's clock.
 	Clock clock.Clock
-	// OnChange hears of every change of the pairing (pairing.Config);
-	// nil: nobody.
-	OnChange func()
 	// Addresses lists the box's addresses for the certificate; nil:
 	// pki.Addresses, the machine's interfaces.
 	Addresses func() ([]netip.Addr, error)
