@@ -16,6 +16,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -160,7 +161,7 @@ func polled(r http.Handler, status http.HandlerFunc) http.Handler {
 var (
 	errNoHat          = fault.New(fault.Unavailable, "battery board service is not configured")
 	errNoSpeaker      = fault.New(fault.Unavailable, "tts unavailable")
-	errNoDisplay      = fault.New(fault.Unavailable, "display unavailable")
+	errNoDisplay      = message.ErrNoDisplay
 	errNoEvents       = fault.New(fault.Unavailable, "event feed unavailable")
 	errNoSettings     = fault.New(fault.Unavailable, "settings unavailable")
 	errNoNavigation   = fault.New(fault.Unavailable, "navigation unavailable")

@@ -3,7 +3,7 @@ package box
 import (
 	"context"
 
-	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
@@ -34,8 +34,9 @@ func (b *Box) onScreen(f func(ScreenSurface)) {
 	}
 }
 
-// ErrNoScreen answers what only a screen can do while none is attached.
-var ErrNoScreen = fault.New(fault.Unavailable, "display unavailable")
+// ErrNoScreen answers what only a screen can do while none is attached:
+// the one "display unavailable" of every surface (message.ErrNoDisplay).
+var ErrNoScreen = message.ErrNoDisplay
 
 // Screen is the screen as the other surfaces reach it, through the core: a
 // message to show, what is shown, a picture of it. The APIs take this, not
