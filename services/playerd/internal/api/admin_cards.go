@@ -72,7 +72,7 @@ func (h *handler) putCards(w http.ResponseWriter, r *http.Request) {
 		d.Cards = *req.Cards
 	}
 	if err := h.Cards.Replace(d); err != nil {
-		h.fail(w, r, failed("cards could not be saved", err))
+		h.fail(w, r, answer.Failed("cards could not be saved", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, h.Cards.Doc())
@@ -87,7 +87,7 @@ func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "id")
 	saved, err := h.Cards.Put(id, m)
 	if err != nil {
-		h.fail(w, r, failed("card could not be saved", err))
+		h.fail(w, r, answer.Failed("card could not be saved", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, card{ID: id, Mapping: saved})
@@ -96,7 +96,7 @@ func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "id")
 	if err := h.Cards.Delete(id); err != nil {
-		h.fail(w, r, failed("card could not be deleted", err))
+		h.fail(w, r, answer.Failed("card could not be deleted", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
@@ -109,7 +109,7 @@ func (h *handler) unknownCards(w http.ResponseWriter, r *http.Request) {
 func (h *handler) forgetUnknownCard(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "id")
 	if err := h.Cards.ForgetUnknown(id); err != nil {
-		h.fail(w, r, failed("unknown card could not be forgotten", err))
+		h.fail(w, r, answer.Failed("unknown card could not be forgotten", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, map[string]any{"deleted": true, "id": id})
@@ -186,7 +186,7 @@ func (h *handler) putInput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.Input.Put(wiring); err != nil {
-		h.fail(w, r, failed("input wiring could not be saved", err))
+		h.fail(w, r, answer.Failed("input wiring could not be saved", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, inputView{h.Input.Get(), h.Input.Status()})

@@ -43,7 +43,7 @@ func (h *handler) addStation(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.Radio.AddStation(radio.Station{Name: req.Name, URL: req.URL, Cover: req.CoverURL})
 	if err != nil {
-		h.fail(w, r, failed("the station could not be added", err))
+		h.fail(w, r, answer.Failed("the station could not be added", err))
 		return
 	}
 	answer.JSON(w, http.StatusCreated, st)
@@ -56,7 +56,7 @@ func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.Radio.UpdateStation(pathVar(r, "id"), radio.Station{Name: req.Name, URL: req.URL, Cover: req.CoverURL})
 	if err != nil {
-		h.fail(w, r, failed("the station could not be changed", err))
+		h.fail(w, r, answer.Failed("the station could not be changed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, st)
@@ -64,7 +64,7 @@ func (h *handler) updateStation(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) deleteStation(w http.ResponseWriter, r *http.Request) {
 	if err := h.Radio.DeleteStation(pathVar(r, "id")); err != nil {
-		h.fail(w, r, failed("the station could not be removed", err))
+		h.fail(w, r, answer.Failed("the station could not be removed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, map[string]bool{"deleted": true})
@@ -83,7 +83,7 @@ func (h *handler) addPodcast(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := h.Radio.AddPodcast(r.Context(), radio.Podcast{URL: req.URL, Name: req.Name})
 	if err != nil {
-		h.fail(w, r, failed("the podcast could not be added", err))
+		h.fail(w, r, answer.Failed("the podcast could not be added", err))
 		return
 	}
 	answer.JSON(w, http.StatusCreated, v)
@@ -96,7 +96,7 @@ func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := h.Radio.UpdatePodcast(r.Context(), pathVar(r, "id"), radio.Podcast{URL: req.URL, Name: req.Name})
 	if err != nil {
-		h.fail(w, r, failed("the podcast could not be changed", err))
+		h.fail(w, r, answer.Failed("the podcast could not be changed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, v)
@@ -104,7 +104,7 @@ func (h *handler) updatePodcast(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
 	if err := h.Radio.DeletePodcast(pathVar(r, "id")); err != nil {
-		h.fail(w, r, failed("the podcast could not be removed", err))
+		h.fail(w, r, answer.Failed("the podcast could not be removed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, map[string]bool{"deleted": true})
@@ -113,7 +113,7 @@ func (h *handler) deletePodcast(w http.ResponseWriter, r *http.Request) {
 func (h *handler) refreshPodcast(w http.ResponseWriter, r *http.Request) {
 	v, err := h.Radio.RefreshPodcast(r.Context(), pathVar(r, "id"))
 	if err != nil {
-		h.fail(w, r, failed("the feed could not be refreshed", err))
+		h.fail(w, r, answer.Failed("the feed could not be refreshed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, v)

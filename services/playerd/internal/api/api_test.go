@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/storybox/storybox/services/playerd/internal/metrics"
-	"github.com/storybox/storybox/services/playerd/internal/system"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,15 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
+	"github.com/storybox/storybox/services/playerd/internal/system"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
@@ -483,7 +484,7 @@ func TestFailuresAreNamed(t *testing.T) {
 		{fmt.Errorf("x: %w", fault.New(fault.Conflict, "queue is empty")), "x: queue is empty"},
 		{fmt.Errorf("x: %w", fault.NotFound), "x: not found"},
 	} {
-		if got := fault.Message(failed("library scan failed", tc.err)); got != tc.want {
+		if got := fault.Message(answer.Failed("library scan failed", tc.err)); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.err, got, tc.want)
 		}
 	}

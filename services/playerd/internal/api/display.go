@@ -42,7 +42,7 @@ func (h *handler) uiState(w http.ResponseWriter, r *http.Request) {
 func (h *handler) screenshot(w http.ResponseWriter, r *http.Request) {
 	png, err := h.Display.Screenshot(r.Context())
 	if err != nil {
-		h.fail(w, r, failed("screenshot failed", err))
+		h.fail(w, r, answer.Failed("screenshot failed", err))
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")

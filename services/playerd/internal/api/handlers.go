@@ -116,7 +116,7 @@ func (h *handler) cover(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, library.ErrNotFound) {
 			err = fault.New(fault.NotFound, "no cover for this id")
 		}
-		h.fail(w, r, failed("cover could not be read", err))
+		h.fail(w, r, answer.Failed("cover could not be read", err))
 		return
 	}
 	w.Header().Set("Content-Type", mimeType)
@@ -133,7 +133,7 @@ func (h *handler) rescan(w http.ResponseWriter, r *http.Request) {
 	}
 	stats, err := h.Library.Scan()
 	if err != nil {
-		h.fail(w, r, failed("library scan failed", err))
+		h.fail(w, r, answer.Failed("library scan failed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, map[string]int{"folders": stats.Folders, "tracks": stats.Tracks})
@@ -159,7 +159,7 @@ func (h *handler) command(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.Player.Do(r.Context(), cmd)
 	if err != nil {
-		h.fail(w, r, failed("command failed", err))
+		h.fail(w, r, answer.Failed("command failed", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, h.statusBody(st))
@@ -189,7 +189,7 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 	}
 	started, err := h.Speaker.Speak(r.Context(), *req.Text, req.Language)
 	if err != nil {
-		h.fail(w, r, failed("speech failed", err))
+		h.fail(w, r, answer.Failed("speech failed", err))
 		return
 	}
 	if !started {

@@ -29,7 +29,7 @@ func (h *handler) setParental(w http.ResponseWriter, r *http.Request) {
 	}
 	saved, err := h.Parental.SetRules(req)
 	if err != nil {
-		h.fail(w, r, failed("parental rules not saved", err))
+		h.fail(w, r, answer.Failed("parental rules not saved", err))
 		return
 	}
 	answer.JSON(w, http.StatusOK, saved)

@@ -53,6 +53,3 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func badRequest(format string, a ...any) error { return fault.New(fault.Invalid, format, a...) }
-
-// failed names a failure of the box (answer.Failed).
-func failed(what string, err error) error { return answer.Failed(what, err) }

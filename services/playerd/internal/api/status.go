@@ -75,7 +75,7 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 		b, err = h.appendExtras(b)
 	}
 	if err != nil {
-		h.fail(w, r, failed("status could not be encoded", err))
+		h.fail(w, r, answer.Failed("status could not be encoded", err))
 		return
 	}
 	b = append(b, '}', '\n')
