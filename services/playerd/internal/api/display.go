@@ -13,8 +13,8 @@ import (
 // Display is what the API needs of the touch screen: the core's facet of
 // it (box.Screen), never the screen itself.
 type Display interface {
-	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
-	ActiveMessage() *onscreen.Message
+	ShowMessage(message.Request) (message.Message, error)
+	ActiveMessage() *message.Message
 	UIState() onscreen.UIState
 	Screenshot(ctx context.Context) ([]byte, error)
 }
@@ -22,7 +22,7 @@ type Display interface {
 // message is POST /api/message (package message): the answer carries the
 // message as shown.
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
-	message.Handler(&h.surface, h.Display, func(m onscreen.Message) any {
+	message.Handler(&h.surface, h.Display, func(m message.Message) any {
 		return map[string]any{"success": true, "message": m}
 	})(w, r)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 )
@@ -19,11 +20,11 @@ func TestScreenFacetWithoutScreen(t *testing.T) {
 	if sc.Attached() {
 		t.Fatal("a screen is attached to a new core")
 	}
-	if _, err := sc.ShowMessage(onscreen.MessageRequest{}); fault.KindOf(err) != fault.Invalid {
+	if _, err := sc.ShowMessage(message.Request{}); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("a message without text: %v, want invalid", err)
 	}
 	text := "Essen!"
-	if _, err := sc.ShowMessage(onscreen.MessageRequest{Message: &text}); !errors.Is(err, ErrNoScreen) {
+	if _, err := sc.ShowMessage(message.Request{Message: &text}); !errors.Is(err, ErrNoScreen) {
 		t.Errorf("a message without a screen: %v", err)
 	}
 	if _, err := sc.Screenshot(context.Background()); !errors.Is(err, ErrNoScreen) {
@@ -42,12 +43,12 @@ type recordingScreen struct {
 
 func (s *recordingScreen) ShowRefusal(*rules.Refusal) {}
 func (s *recordingScreen) SetBatteryLow(low bool)     { s.low = low }
-func (s *recordingScreen) ShowMessage(r onscreen.MessageRequest) (onscreen.Message, error) {
+func (s *recordingScreen) ShowMessage(r message.Request) (message.Message, error) {
 	s.shown = append(s.shown, *r.Message)
-	return onscreen.Message{ID: uint64(len(s.shown)), Message: *r.Message}, nil
+	return message.Message{ID: uint64(len(s.shown)), Message: *r.Message}, nil
 }
-func (s *recordingScreen) ActiveMessage() *onscreen.Message { return nil }
-func (s *recordingScreen) UIState() onscreen.UIState        { return onscreen.UIState{Screen: "playing"} }
+func (s *recordingScreen) ActiveMessage() *message.Message { return nil }
+func (s *recordingScreen) UIState() onscreen.UIState       { return onscreen.UIState{Screen: "playing"} }
 func (s *recordingScreen) Screenshot(context.Context) ([]byte, error) {
 	return []byte("png"), nil
 }
@@ -58,7 +59,7 @@ func TestScreenFacetReachesTheAttachedScreen(t *testing.T) {
 	s := &recordingScreen{}
 	b.AttachScreen(s)
 	text := "Essen!"
-	if m, err := b.Screen().ShowMessage(onscreen.MessageRequest{Message: &text}); err != nil || m.ID != 1 || len(s.shown) != 1 {
+	if m, err := b.Screen().ShowMessage(message.Request{Message: &text}); err != nil || m.ID != 1 || len(s.shown) != 1 {
 		t.Errorf("message: %+v %v, the screen was shown %v", m, err, s.shown)
 	}
 	if png, err := b.Screen().Screenshot(context.Background()); err != nil || string(png) != "png" {

@@ -15,8 +15,8 @@ import (
 type ScreenSurface interface {
 	ShowRefusal(*rules.Refusal)
 	SetBatteryLow(low bool)
-	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
-	ActiveMessage() *onscreen.Message
+	ShowMessage(message.Request) (message.Message, error)
+	ActiveMessage() *message.Message
 	UIState() onscreen.UIState
 	Screenshot(ctx context.Context) ([]byte, error)
 }
@@ -56,19 +56,19 @@ func (s Screen) surface() ScreenSurface {
 // Attached reports whether a screen is attached.
 func (s Screen) Attached() bool { return s.surface() != nil }
 
-// ShowMessage shows a message at once (onscreen.MessageRequest's rules).
-func (s Screen) ShowMessage(r onscreen.MessageRequest) (onscreen.Message, error) {
+// ShowMessage shows a message at once (message.Request's rules).
+func (s Screen) ShowMessage(r message.Request) (message.Message, error) {
 	if sc := s.surface(); sc != nil {
 		return sc.ShowMessage(r)
 	}
 	if err := r.Check(); err != nil {
-		return onscreen.Message{}, err
+		return message.Message{}, err
 	}
-	return onscreen.Message{}, ErrNoScreen
+	return message.Message{}, ErrNoScreen
 }
 
 // ActiveMessage is the message on screen, or nil.
-func (s Screen) ActiveMessage() *onscreen.Message {
+func (s Screen) ActiveMessage() *message.Message {
 	if sc := s.surface(); sc != nil {
 		return sc.ActiveMessage()
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/message"
-	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -353,5 +352,5 @@ func (h *handler) speak(w http.ResponseWriter, r *http.Request) {
 
 // message is POST /message (package message).
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
-	message.Handler(&h.surface, h.Display, func(onscreen.Message) any { return okBody })(w, r)
+	message.Handler(&h.surface, h.Display, func(message.Message) any { return okBody })(w, r)
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/storybox/storybox/services/internal/answer"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/gate"
+	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
-	"github.com/storybox/storybox/services/playerd/internal/onscreen"
 	"github.com/storybox/storybox/services/playerd/internal/pairing"
 	"github.com/storybox/storybox/services/playerd/internal/player"
 )
@@ -45,7 +45,7 @@ type Speaker interface {
 // Display is what the API needs of the touch screen, through the core
 // (box.Screen). Screenshot must never show the pairing code.
 type Display interface {
-	ShowMessage(onscreen.MessageRequest) (onscreen.Message, error)
+	ShowMessage(message.Request) (message.Message, error)
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
