@@ -266,6 +266,9 @@ func TestEventsEndToEnd(t *testing.T) {
 	// Client a goes away in the middle; back with Last-Event-ID it gets
 	// exactly what b got meanwhile.
 	midway := strconv.FormatUint(last, 10)
+	// What the feed serves with a and b open: the same count once a and old
+	// below are closed and back is open.
+	withAB := getJSON[feedInfo](t, base+"/api/info").Events.Subscribers
 	a.close()
 	client(t, base).ok("POST", "/api/command", `{"action":"volume","value":40}`)
 	missed := b.until(t, "volume 40", func(ev sseEvent) bool { return ev.Data == `{"volume":40,"max_volume":70}` })
@@ -286,6 +289,16 @@ func TestEventsEndToEnd(t *testing.T) {
 		t.Errorf("resume from a lost id: %+v, %+v", reset, st)
 	}
 	old.close()
+
+	// A client has four streams, and a and old hold theirs until the box
+	// notices they are gone (at once, or later on a loaded machine). The
+	// stalled client must not be refused for their places: wait for them.
+	for deadline := time.Now().Add(30 * time.Second); getJSON[feedInfo](t, base+"/api/info").Events.Subscribers > withAB; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed streams are still served 30 s later (%d subscribers, %d with a and b)", getJSON[feedInfo](t, base+"/api/info").Events.Subscribers, withAB)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	// A client that never reads. The player does not wait for it: every
 	// command answers and client b sees every event, until the stalled
@@ -345,6 +358,9 @@ func dialStalledStream(t *testing.T, base string) net.Conn {
 		line, err := r.ReadString('\n')
 		if err != nil {
 			t.Fatalf("stalled stream: %v", err)
+		}
+		if strings.HasPrefix(line, "HTTP/") && !strings.Contains(line, " 200 ") {
+			t.Fatalf("stalled stream refused: %s", strings.TrimSpace(line))
 		}
 		if strings.HasPrefix(line, "event: status") {
 			return c
