@@ -56,8 +56,8 @@ type Service struct {
 	// shared holds the entries once Share was called; radio.json is then
 	// only where a restore puts them.
 	shared *household.Store
-	mu   sync.RWMutex
-	cfg  Config
+	mu     sync.RWMutex
+	cfg    Config
 	// feeds by podcast id, what the last refresh found; saved to cacheFile.
 	feeds   map[string]*feedState
 	folders []library.Folder
