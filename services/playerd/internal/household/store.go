@@ -337,7 +337,7 @@ func (s *Store) Put(k Kind, id string, value any) (changed bool, err error) {
 // Tombstones are kept for good. A removed file would let a box that was
 // away, and still holds the entry, bring it back; a tombstone wins over
 // every version older than the deletion, however late that box returns.
-// One is about 150 bytes, and only a parent's deletion makes one.
+// One is about 200 bytes, and only a parent's deletion makes one.
 func (s *Store) Delete(k Kind, id string) (changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
