@@ -179,15 +179,13 @@ func (s *Store) load(k Kind, name string) (version, error) {
 		return version{}, err
 	}
 	defer f.Close()
-	data := make([]byte, maxEntry+1)
-	n, err := readFull(f, data)
+	data, err := io.ReadAll(io.LimitReader(f, maxEntry+1))
 	if err != nil {
 		return version{}, err
 	}
-	if n > maxEntry {
+	if len(data) > maxEntry {
 		return version{}, fmt.Errorf("%s: larger than %d bytes", name, maxEntry)
 	}
-	data = data[:n]
 	var e Entry
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -203,21 +201,6 @@ func (s *Store) load(k Kind, name string) (version, error) {
 		return version{}, fmt.Errorf("%s: no value", name)
 	}
 	return version{Entry: e, data: data}, nil
-}
-
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return n, nil
-			}
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // winner is the version of a group that the rule keeps, the file it came
