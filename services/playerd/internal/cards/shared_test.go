@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -200,5 +201,33 @@ func TestRestoreReplacesSharedMappings(t *testing.T) {
 	}
 	if l := localDoc(t, dir); len(l.Cards) != 0 {
 		t.Errorf("cards.json holds mappings: %+v", l)
+	}
+}
+
+// A card read here unknown and then taught on another box is no longer
+// among the unknown cards once its mapping arrives.
+func TestCardTaughtElsewhereLeavesTheUnknownList(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := shared(t, dir, "box-a", nil)
+	svc, err := New(Options{Store: s, Player: &fakePlayer{}, Catalog: catalog{"f1": true}, UnknownFile: filepath.Join(dir, UnknownFileName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Card(context.Background(), "55", "reader")
+	if u := svc.Unknown(); len(u) != 1 {
+		t.Fatalf("unknown: %+v", u)
+	}
+	other, err := household.Open(dir, "box-b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Put(household.Cards, "55", Mapping{Action: ActFolder, FolderID: "f1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReloadShared(); err != nil {
+		t.Fatal(err)
+	}
+	if u := svc.Unknown(); len(u) != 0 {
+		t.Errorf("still unknown: %+v", u)
 	}
 }
