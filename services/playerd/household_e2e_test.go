@@ -89,9 +89,9 @@ func waitEvent(t *testing.T, sub *events.Subscription, kind events.Kind, want st
 // this box's folders under Syncthing's temporary names and are renamed
 // into place, a card changed on both boxes arrives as a conflict file, and
 // a folder deleted on the other box goes while it plays here. Nothing
-// partial is listed; the card plays, the station appears, the conflict is
-// resolved by the rule and its file is gone, and the deleted folder stops
-// the player as a local deletion does.
+// partial is listed; the card plays, the station appears, the conflicts
+// (of a card, of tracks) are resolved and their files are gone, and the
+// deleted folder stops the player as a local deletion does.
 func TestHouseholdSyncedByFiles(t *testing.T) {
 	media, data := mediaLibrary(t, map[string][]float64{"Folge A": {30, 30}, "Folge B": {30}}), t.TempDir()
 	started := make(chan *box.Box, 1)
@@ -199,6 +199,15 @@ func TestHouseholdSyncedByFiles(t *testing.T) {
 	if err := os.Rename(partial, filepath.Join(media, "Folge C", "01 Anfang.wav")); err != nil {
 		t.Fatal(err)
 	}
+	// A track replaced on two boxes at once: Syncthing keeps the older
+	// version as a conflict file, which goes; one whose original is gone
+	// takes its name.
+	mediaConflict := filepath.Join(media, "Folge A", "Folge 1.sync-conflict-20261125-180000-FFFFFFF.wav")
+	writeFile(t, mediaConflict, track)
+	writeFile(t, filepath.Join(media, "Folge C", "02 Ende.sync-conflict-20261125-180000-FFFFFFF.wav"), track)
+	if err := core.MediaSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := core.MediaSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +217,19 @@ func TestHouseholdSyncedByFiles(t *testing.T) {
 			c = f
 		}
 	}
-	if c == nil || len(c["tracks"].([]any)) != 1 {
+	if c == nil || len(c["tracks"].([]any)) != 2 {
 		t.Fatalf("Folge C after the rename: %v", c)
+	}
+	if _, err := os.Stat(mediaConflict); err == nil {
+		t.Error("the media conflict file is left")
+	}
+	if _, err := os.Stat(filepath.Join(media, "Folge C", "02 Ende.wav")); err != nil {
+		t.Errorf("the lone conflict file did not take its original's name: %v", err)
+	}
+	for _, f := range getJSON[[]map[string]any](t, b.base+"/api/library") {
+		if f["id"] == folderA && len(f["tracks"].([]any)) != 2 {
+			t.Errorf("Folge A: %v", f["tracks"])
+		}
 	}
 
 	// Folge B plays (card 7) and is deleted on the other box: the player

@@ -3,10 +3,16 @@ package box
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/household"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 // openHousehold opens the folder the boxes of a household share (see
@@ -61,10 +67,18 @@ func (b *Box) Reconcile() (household.Report, error) {
 // place, complete). A folder gone from it, deleted on another box, is let
 // go as a parent's deletion here lets it go: the player stops if it plays
 // it, and its resume point is dropped.
+//
+// A conflict file Syncthing left in the media is removed first: Syncthing
+// keeps the version with the newer modification time under the file's
+// name on every box and names the older one a conflict file, so removing
+// it keeps the same version everywhere (the newest upload wins), and the
+// parent does not find a second copy of a track. A conflict file whose
+// original is gone takes its place instead, so nothing is lost.
 func (b *Box) MediaSynced(ctx context.Context) error {
+	cerr := resolveMediaConflicts(b.cfg.Media)
 	before := b.lib.Folders()
 	if _, err := b.lib.ScanContext(ctx); err != nil {
-		return err
+		return errors.Join(cerr, err)
 	}
 	gone := map[string]library.Move{}
 	for _, f := range before {
@@ -73,7 +87,44 @@ func (b *Box) MediaSynced(ctx context.Context) error {
 		}
 	}
 	if len(gone) == 0 {
-		return nil
+		return cerr
 	}
-	return b.player.MoveFolders(ctx, gone)
+	return errors.Join(cerr, b.player.MoveFolders(ctx, gone))
+}
+
+// resolveMediaConflicts removes Syncthing's conflict files below root (see
+// MediaSynced); hidden directories (Syncthing's own among them) are not
+// entered.
+func resolveMediaConflicts(root string) error {
+	var errs []error
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		orig, ok := household.ConflictOf(name)
+		if !ok || !d.Type().IsRegular() || household.Ignored(name) {
+			return nil
+		}
+		origPath := filepath.Join(filepath.Dir(path), orig)
+		if _, err := os.Lstat(origPath); errors.Is(err, fs.ErrNotExist) {
+			if err := os.Rename(path, origPath); err != nil {
+				errs = append(errs, err)
+			}
+			return nil
+		}
+		errs = append(errs, state.Remove(path))
+		return nil
+	})
+	if err := errors.Join(append(errs, err)...); err != nil {
+		return fmt.Errorf("media conflict files: %w", err)
+	}
+	return nil
 }
