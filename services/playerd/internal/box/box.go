@@ -145,10 +145,12 @@ func New(cfg Config) (*Box, error) {
 	if err := state.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
+	restoredNow := false // a restore completed now, whose cards and stations replace the household's
 	if done, err := backup.Recover(cfg.Data); err != nil {
 		log.Error("restore journal", "error", err)
 	} else if done {
 		log.Warn("completed a restore that was interrupted")
+		restoredNow = true
 	}
 	if b.settings, err = settings.Open(cfg.Data); err != nil {
 		log.Warn("settings", "error", err)
@@ -174,7 +176,7 @@ func New(cfg Config) (*Box, error) {
 	}
 	b.openHousehold()
 	if b.household != nil {
-		if err := b.radio.Share(b.household); err != nil {
+		if err := b.radio.Share(b.household, restoredNow); err != nil {
 			log.Warn("shared stations and podcasts", "error", err)
 		}
 	}
@@ -222,7 +224,7 @@ func New(cfg Config) (*Box, error) {
 		log.Warn("card mappings", "error", err)
 	}
 	if b.household != nil {
-		if err := b.cardStore.Share(b.household); err != nil {
+		if err := b.cardStore.Share(b.household, restoredNow); err != nil {
 			log.Warn("shared card mappings", "error", err)
 		}
 	}

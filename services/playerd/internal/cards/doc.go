@@ -317,6 +317,12 @@ func (s *Store) Reload() error {
 	if s.shared == nil {
 		return nil
 	}
+	return s.replaceShared()
+}
+
+// replaceShared makes the document read from cards.json, a restored one,
+// the household's mappings. s.mu is held.
+func (s *Store) replaceShared() error {
 	restored := s.doc.clone()
 	cards, err := s.readShared()
 	if err != nil {

@@ -18,11 +18,17 @@ import (
 // cards.json still holds (a box that kept them there before, a crash
 // during the move) are moved first, each unless the household has a
 // version of that card already, which is newer: cards.json is then written
-// without them. Called once, after Load and before any change.
-func (s *Store) Share(h *household.Store) error {
+// without them. Restored: cards.json is a backup's that a restore put there
+// (completed at this start after a crash), and its mappings replace the
+// household's as Reload's do. Called once, after Load and before any
+// change.
+func (s *Store) Share(h *household.Store, restored bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shared = h
+	if restored {
+		return s.replaceShared()
+	}
 	var errs []error
 	if len(s.doc.Cards) > 0 {
 		for _, id := range sortedIDs(s.doc.Cards) {

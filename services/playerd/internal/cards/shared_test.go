@@ -24,7 +24,7 @@ func shared(t *testing.T, dir, id string, changed func()) (*Store, *household.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Share(h); err != nil {
+	if err := s.Share(h, false); err != nil {
 		t.Fatal(err)
 	}
 	return s, h

@@ -19,12 +19,29 @@ import (
 // Entries radio.json still holds (a box that kept them there before, a
 // crash during the move) are moved first, each unless the household has a
 // version of it already, which is newer; radio.json is then written empty.
-// Called once, after New and before Run.
-func (s *Service) Share(h *household.Store) error {
+// Restored: radio.json is a backup's that a restore put there (completed
+// at this start after a crash), and its entries replace the household's as
+// Reload's do. Called once, after New and before Run.
+func (s *Service) Share(h *household.Store, restored bool) error {
 	s.edit.Lock()
 	defer s.edit.Unlock()
 	s.shared = h
 	cur := s.current()
+	if restored {
+		// The household's entries are the ones in use; the file's replace
+		// them.
+		cfg, err := s.readShared()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.cfg = cfg
+		s.mu.Unlock()
+		if err := s.saveShared(cur); err != nil {
+			return err
+		}
+		return s.writeEmpty()
+	}
 	var errs []error
 	move := func(k household.Kind, id string, v any) {
 		_, known, err := h.Get(k, id)

@@ -16,7 +16,7 @@ func shareService(t *testing.T, dir, box string, changes *atomic.Int32) (*Servic
 		t.Fatal(err)
 	}
 	s := newService(t, dir, changes)
-	if err := s.Share(h); err != nil {
+	if err := s.Share(h, false); err != nil {
 		t.Fatal(err)
 	}
 	return s, h
