@@ -324,13 +324,11 @@ func (s *Store) Reload() error {
 // the household's mappings. s.mu is held.
 func (s *Store) replaceShared() error {
 	restored := s.doc.clone()
-	cards, err := s.readShared()
-	if err != nil {
-		return err
-	}
+	// A mapping this box cannot use stays as it is (reported).
+	cards, readErr := s.readShared()
 	s.doc.Cards = cards
 	s.saved = false // cards.json is written anew, without the mappings
-	return s.updateShared(func(d *Doc) error { *d = restored; return nil })
+	return errors.Join(readErr, s.updateShared(func(d *Doc) error { *d = restored; return nil }))
 }
 
 // Get returns a copy of the document.

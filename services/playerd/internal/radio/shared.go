@@ -30,17 +30,15 @@ func (s *Service) Share(h *household.Store, restored bool) error {
 	if restored {
 		// The household's entries are the ones in use; the file's replace
 		// them.
-		cfg, err := s.readShared()
-		if err != nil {
-			return err
-		}
+		// An entry this box cannot use stays as it is (reported).
+		cfg, readErr := s.readShared()
 		s.mu.Lock()
 		s.cfg = cfg
 		s.mu.Unlock()
 		if err := s.saveShared(cur); err != nil {
-			return err
+			return errors.Join(readErr, err)
 		}
-		return s.writeEmpty()
+		return errors.Join(readErr, s.writeEmpty())
 	}
 	var errs []error
 	move := func(k household.Kind, id string, v any) {
@@ -207,11 +205,13 @@ func (s *Service) saveShared(cfg Config) error {
 			}
 		}
 	}
-	useErr := s.useShared()
+	// An entry of another box that this one cannot use is not this save's
+	// failure: it was reported when it arrived (ReloadShared).
+	_ = s.useShared()
 	if err := errors.Join(errs...); err != nil {
 		return fault.Wrap(fault.Internal, err, "the radio settings could not be saved")
 	}
-	return useErr
+	return nil
 }
 
 // readConfig is radio.json as a backup holds it: the shared entries, when

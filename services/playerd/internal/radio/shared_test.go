@@ -126,6 +126,13 @@ func TestSharedStations(t *testing.T) {
 	if len(s.Stations()) != 1 {
 		t.Errorf("stations %+v", s.Stations())
 	}
+	// It is no failure of a parent's change here.
+	if _, err := s.AddStation(Station{Name: "Noch eine", URL: "https://radio.example/c.mp3"}); err != nil {
+		t.Errorf("a change beside an unusable entry: %v", err)
+	}
+	if len(s.Stations()) != 2 {
+		t.Errorf("stations %+v", s.Stations())
+	}
 }
 
 // A restore replaces the household's entries with the backup's.
