@@ -84,20 +84,17 @@ type Box struct {
 	settings *settings.Store
 	lib      *library.Library
 	radio    *radio.Service
-	// household is the folder shared with the other boxes; nil without a
-	// box id.
-	household *household.Store
-	catalog   *Catalog
-	rules     *rules.Keeper
-	player    *player.Player
-	saver     *state.Saver
-	speech    *speech.Service
-	power     *Power
-	ha        *HomeAutomation
-	feed      *events.Bus
-	notify    notifiers // the feed, as the owners of state tell it (feed.go)
-	messages  *message.Board
-	nav       *navStore
+	catalog  *Catalog
+	rules    *rules.Keeper
+	player   *player.Player
+	saver    *state.Saver
+	speech   *speech.Service
+	power    *Power
+	ha       *HomeAutomation
+	feed     *events.Bus
+	notify   notifiers // the feed, as the owners of state tell it (feed.go)
+	messages *message.Board
+	nav      *navStore
 	// The parent's cards and input wiring: the core keeps them, what a
 	// card does and what the readers and buttons found, so that the admin
 	// API and the readers meet here and a backup holds them.
@@ -105,6 +102,9 @@ type Box struct {
 	cards     *cards.Service
 	wiring    *wiring.Store
 	streams   stream.Config
+	// household is the folder shared with the other boxes, where the cards
+	// and the stations are kept; nil without a box id.
+	household *household.Store
 
 	saved   atomic.Pointer[state.Saved] // newest persistent state
 	zone    atomic.Pointer[time.Location]
