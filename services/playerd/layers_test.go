@@ -40,6 +40,7 @@ var corePackages = []string{
 	"playerd/internal/onscreen", // what the screen shows, as others see it
 	"playerd/internal/output",
 	"playerd/internal/output/alsa",
+	"playerd/internal/output/headphones", // where the headphones are: uevents, /proc/asound, the jack
 	"playerd/internal/pairing", // home-automation pairing: the window, the code, the clients
 	"playerd/internal/player",
 	"playerd/internal/podcast",
