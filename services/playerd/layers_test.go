@@ -41,7 +41,7 @@ var corePackages = []string{
 	"playerd/internal/output",
 	"playerd/internal/output/alsa",
 	"playerd/internal/output/headphones", // where the headphones are: uevents, /proc/asound, the jack
-	"playerd/internal/pairing", // home-automation pairing: the window, the code, the clients
+	"playerd/internal/pairing",           // home-automation pairing: the window, the code, the clients
 	"playerd/internal/player",
 	"playerd/internal/podcast",
 	"playerd/internal/power",
