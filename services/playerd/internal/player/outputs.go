@@ -98,7 +98,14 @@ func (p *Player) enterOutput() {
 	if p.state == Failed {
 		p.state = Playing
 	}
+	// From silence straight to the new output's gain: a ramp from the gain
+	// before the switch would start above the headphones' cap.
 	p.fadeIn = rampFrames
+	if len(p.clips) > 0 {
+		p.gain = gainFor(p.clampVolume(p.cfg.AnnounceVolume))
+	} else {
+		p.gain = gainFor(p.volume)
+	}
 	p.ensureSink()
 	p.publish(true)
 }

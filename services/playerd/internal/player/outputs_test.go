@@ -70,6 +70,11 @@ func TestHeadphonesPlugUnplugReplug(t *testing.T) {
 	if got := level(heard[len(heard)-1]); !near(got, want, 0.01) {
 		t.Errorf("level on the headphones %.2f, want %.2f (volume 50)", got, want)
 	}
+	for i, fr := range heard {
+		if level(fr) > want+0.01 {
+			t.Fatalf("frame %d on the headphones at %.2f, above their cap's %.2f", i, level(fr), want)
+		}
+	}
 	// The track goes on where the speaker left it, not from its start.
 	if st := h.p.Status(); st.Position < float64(onSpeaker-output.PeriodFrames*20)/48000 {
 		t.Errorf("position %.2f s after the switch; the speaker had played %.2f s", st.Position, float64(onSpeaker)/48000)
