@@ -60,6 +60,9 @@ func TestHeadphonesPlugUnplugReplug(t *testing.T) {
 	if !speaker.closed {
 		t.Error("the speaker's sink was left open")
 	}
+	if sp := speaker.heard(); len(sp) < rampFrames || level(sp[len(sp)-1]) > 1 || level(sp[len(sp)-rampFrames]) < 100 {
+		t.Errorf("the speaker did not fade out before the switch: it ends %v … %v", sp[len(sp)-rampFrames], sp[len(sp)-1])
+	}
 	if n := len(speaker.heard()); n != onSpeaker {
 		t.Errorf("the speaker took %d frames after the switch", n-onSpeaker)
 	}
