@@ -30,13 +30,15 @@ func hotplug(log, monitor string) error {
 		}
 	}
 	defer conn.Close()
-	gone := make(chan struct{}) // qemu closed the monitor: it has ended
-	go func() {                 // the monitor's answers go to the host's log
+	// The monitor echoes each command with terminal codes; its complaints
+	// go to the host's log. When it closes, qemu has ended.
+	gone := make(chan struct{})
+	go func() {
 		defer close(gone)
 		sc := bufio.NewScanner(conn)
 		for sc.Scan() {
-			if line := strings.TrimSpace(strings.ReplaceAll(sc.Text(), "(qemu)", "")); line != "" && !strings.HasPrefix(line, "QEMU ") {
-				fmt.Println("hotplug: qemu:", line)
+			if line := sc.Text(); strings.Contains(line, "rror") {
+				fmt.Println("hotplug: qemu:", strings.TrimSpace(line))
 			}
 		}
 	}()
