@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/storybox/storybox/services/playerd/internal/input"
+	"github.com/storybox/storybox/services/playerd/internal/input/gpio"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
 	"github.com/storybox/storybox/services/playerd/internal/output/headphones"
@@ -133,4 +136,108 @@ func sounding(s []int16) int {
 		}
 	}
 	return n
+}
+
+// jackChip is a GPIO chip with the jack-detect line on it, for the input
+// layer (hooks.gpio).
+type jackChip struct {
+	mu     sync.Mutex
+	level  bool
+	lines  *jackLines
+	opened chan struct{}
+}
+
+type jackLines struct {
+	chip   *jackChip
+	offs   []int
+	events chan gpio.Event
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *jackChip) Open(g input.GPIO, offsets []int) (input.Lines, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lines = &jackLines{chip: c, offs: offsets, events: make(chan gpio.Event, 8), closed: make(chan struct{})}
+	c.opened <- struct{}{}
+	return c.lines, "test chip", nil
+}
+
+// set moves the jack's line (5).
+func (c *jackChip) set(active bool) {
+	c.mu.Lock()
+	c.level = active
+	l := c.lines
+	c.mu.Unlock()
+	l.events <- gpio.Event{Offset: 5, Active: active}
+}
+
+func (l *jackLines) Read() (gpio.Event, error) {
+	select {
+	case ev := <-l.events:
+		return ev, nil
+	case <-l.closed:
+		return gpio.Event{}, errors.New("closed")
+	}
+}
+
+func (l *jackLines) Values() ([]bool, error) {
+	l.chip.mu.Lock()
+	defer l.chip.mu.Unlock()
+	v := make([]bool, len(l.offs))
+	for i, o := range l.offs {
+		v[i] = o == 5 && l.chip.level
+	}
+	return v, nil
+}
+
+func (l *jackLines) Close() error { l.once.Do(func() { close(l.closed) }); return nil }
+
+// The sound board's jack, wired through the admin API: a plug moves the
+// music to the headphones at their cap and the event feed says so; pulling
+// it pauses.
+func TestHeadphoneJackLine(t *testing.T) {
+	media, data := t.TempDir(), t.TempDir()
+	levelWAV(t, filepath.Join(media, "Tag", "Folge 1.wav"), 30)
+	dir := t.TempDir()
+	phonesWAV := filepath.Join(dir, "phones.wav")
+	chip := &jackChip{opened: make(chan struct{}, 4)}
+	base, stop := startBoxWith(t, media, data, func(c *setup) {
+		c.Output, c.gpio = "wav:"+filepath.Join(dir, "speaker.wav"), chip
+		c.headphones.Open = func(f headphones.Found) (output.Opener, error) {
+			if f.Device != headphones.JackDevice {
+				t.Errorf("headphones found at %+v, want the jack", f)
+			}
+			return output.WAVOpener(phonesWAV, true), nil
+		}
+	})
+	defer stop()
+	c := client(t, base)
+	c.do("PUT", "/api/admin/input", `{"gpio":{"buttons":[{"line":5,"action":"stop"}],"jack":{"line":5}}}`).want(t, "the jack on a button's line", 400, "gpio.jack: line 5 is a button's")
+	c.ok("PUT", "/api/admin/input", `{"gpio":{"jack":{"line":5}}}`)
+	<-chip.opened
+	ids := folderIDsByName(t, base)
+	c.command(`{"action":"folder","folder_id":"` + ids["Tag"] + `"}`)
+	waitStatus(t, c, "playing", func(st map[string]any) bool { return st["position"].(float64) > 0.2 })
+	events := openStream(t, base, "")
+
+	chip.set(true)
+	events.until(t, "the output event", func(ev sseEvent) bool {
+		return ev.Event == "output" && ev.Data == `{"output":"headphones"}`
+	})
+	st := waitStatus(t, c, "the headphones", func(st map[string]any) bool { return st["output"] == "headphones" })
+	if st["max_volume"] != 60.0 || st["volume"].(float64) > 60 || st["state"] != "playing" {
+		t.Errorf("on the headphones: max %v volume %v state %v", st["max_volume"], st["volume"], st["state"])
+	}
+	chip.set(false)
+	events.until(t, "the output event", func(ev sseEvent) bool {
+		return ev.Event == "output" && ev.Data == `{"output":"speaker"}`
+	})
+	st = waitStatus(t, c, "the speaker", func(st map[string]any) bool { return st["output"] == "speaker" })
+	if st["state"] != "paused" {
+		t.Errorf("the jack's plug pulled: state %v, want paused", st["state"])
+	}
+	if lines := c.do("GET", "/api/admin/input", "").body["status"].(map[string]any)["gpio"].(map[string]any)["lines"].([]any); len(lines) != 1 || lines[0] != 5.0 {
+		t.Errorf("gpio lines %v, want the jack's", lines)
+	}
 }
