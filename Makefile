@@ -328,7 +328,9 @@ integration: fuzz
 # (downloaded once into build/alsa-vm with a private apt configuration) boots
 # under qemu-system-aarch64 (TCG, -nic none) with a Go /init that compares
 # what it played with what it captured (snd-aloop), then plays to qemu's
-# usb-audio device (snd-usb-audio) recorded to a WAV file. About 35 s when cached.
+# usb-audio device (snd-usb-audio) recorded to a WAV file, and last plugs that
+# device in and out through qemu's monitor while the player plays on snd-aloop
+# (the headphones). About 50 s when cached.
 VM_PACKAGES   := qemu-system-arm cpio debian-archive-keyring
 APT_PACKAGES += $(VM_PACKAGES)
 .PHONY: test-vm bench-audio

@@ -73,6 +73,7 @@ func openInput(cfg Config, h hooks, core *box.Box, log *slog.Logger) (*input.Man
 		OnDevice: func(d input.DeviceStatus, connected bool) {
 			log.Info("input device", "connected", connected, "role", d.Role, "name", d.Name, "id", d.Vendor+":"+d.Product, "path", d.Path)
 		},
+		OnJack:  core.SetJack,
 		OnError: func(err error) { log.Warn("input", "error", err) },
 		Rescan:  h.inputRescan,
 	}

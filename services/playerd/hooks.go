@@ -57,6 +57,9 @@ type hooks struct {
 	// holdScan holds the library scans' file reads until it is closed, so
 	// a test sees the box while its first scan runs.
 	holdScan <-chan struct{}
+	// headphones are the sound cards and their uevents in place of the
+	// machine's, and what plays to the headphones found.
+	headphones box.HeadphoneHooks
 	// onStart is handed the running box once everything is started, for
 	// tests that drive a part directly (the touch screen).
 	onStart func(*running)

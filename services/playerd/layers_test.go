@@ -41,7 +41,8 @@ var corePackages = []string{
 	"playerd/internal/onscreen", // what the screen shows, as others see it
 	"playerd/internal/output",
 	"playerd/internal/output/alsa",
-	"playerd/internal/pairing", // home-automation pairing: the window, the code, the clients
+	"playerd/internal/output/headphones", // where the headphones are: uevents, /proc/asound, the jack
+	"playerd/internal/pairing",           // home-automation pairing: the window, the code, the clients
 	"playerd/internal/player",
 	"playerd/internal/podcast",
 	"playerd/internal/power",

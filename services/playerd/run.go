@@ -44,7 +44,7 @@ func runWith(ctx context.Context, cfg Config, log *slog.Logger, h hooks) error {
 		PowerOff: h.powerOff, Reboot: h.reboot, Uploads: h.uploads,
 		SpeechProgram: cfg.SpeechProgram, SpeechData: cfg.SpeechData, SpeechRemote: cfg.SpeechRemote,
 		Fetch: fetch.Policy{AllowLoopback: h.allowLoopback}, StreamReadTimeout: h.streamReadTimeout,
-		HoldScan: h.holdScan,
+		HoldScan: h.holdScan, Headphones: h.headphones,
 	})
 	if err != nil {
 		return err

@@ -72,6 +72,8 @@ type Config struct {
 	// HoldScan, when set, holds the library scans' file reads until it is
 	// closed, so a test sees the box while its first scan runs.
 	HoldScan <-chan struct{}
+	// Headphones: where they are looked for (headphones.go).
+	Headphones HeadphoneHooks
 }
 
 // Box is the running core. Create it with New and run it with Run.
@@ -102,6 +104,7 @@ type Box struct {
 	cards     *cards.Service
 	wiring    *wiring.Store
 	streams   stream.Config
+	phones    *phones // the second output (headphones.go)
 	// household is the folder shared with the other boxes, where the cards
 	// and the stations are kept; nil without a box id.
 	household *household.Store
@@ -239,6 +242,7 @@ func New(cfg Config) (*Box, error) {
 		log.Warn("home screen", "error", err)
 	}
 	b.settings.OnChange(b.applySettings)
+	b.newPhones()
 	b.settings.OnChange(n.settings) // after the player has the new limits
 	return b, nil
 }
@@ -321,6 +325,7 @@ func (b *Box) Run(ctx context.Context) error {
 	wg.Go(func() { _ = b.rules.Run(ctx, b.player) })
 	wg.Go(func() { b.radio.Run(ctx) })
 	wg.Go(func() { b.runIdle(ctx) })
+	wg.Go(func() { b.phones.watcher.Run(ctx) })
 	err := b.player.Run(ctx)
 	if err != nil {
 		err = fmt.Errorf("player: %w", err)

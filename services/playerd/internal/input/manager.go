@@ -48,6 +48,10 @@ type Options struct {
 	PowerOff func()
 	// OnDevice hears devices claimed and released, for the log.
 	OnDevice func(d DeviceStatus, connected bool)
+	// OnJack hears the headphone jack-detect line (wiring.Jack): whether
+	// one is wired, and whether a plug is in. Unread (no line, or its
+	// lines failed) counts as no plug. Nil: the line is not read.
+	OnJack func(wired, in bool)
 	// OnError hears failures that do not stop anything, for the log.
 	OnError func(error)
 	// Rescan is how often /dev/input is looked at for new devices;
@@ -364,13 +368,28 @@ func (m *Manager) readKeys(ctx context.Context, c *claim, edges chan<- edge) {
 	}
 }
 
-// lineOffsets are the GPIO lines a wiring uses, in its order.
-func lineOffsets(w Wiring) []int {
+// lineOffsets are the GPIO lines a wiring uses, in its order: the
+// buttons', then the jack's.
+func lineOffsets(w Wiring, jack bool) []int {
 	var out []int
 	for _, b := range w.GPIO.Buttons {
 		out = append(out, b.Line)
 	}
+	if jack {
+		out = append(out, w.GPIO.Jack.Line)
+	}
 	return out
+}
+
+// jackEdge hands the jack's line to OnJack rather than to the buttons;
+// the kernel has debounced it (gpio.debounce_ms).
+func (m *Manager) jackEdge(w Wiring, offset int, active bool) bool {
+	j := w.GPIO.Jack
+	if j == nil || m.o.OnJack == nil || offset != j.Line {
+		return false
+	}
+	m.o.OnJack(true, j.PlugIn(active))
+	return true
 }
 
 func (m *Manager) setGPIO(g GPIOStatus) {
@@ -379,7 +398,13 @@ func (m *Manager) setGPIO(g GPIOStatus) {
 
 // readGPIO reads the button lines, opening them again after a failure.
 func (m *Manager) readGPIO(ctx context.Context, w Wiring, edges chan<- edge) {
-	offsets := lineOffsets(w)
+	jack := w.GPIO.Jack != nil && m.o.OnJack != nil && m.o.GPIO != nil
+	if m.o.OnJack != nil && !jack {
+		// A wired jack is told once its line is read: a new wiring
+		// does not blip the headphones off and on.
+		m.o.OnJack(false, false)
+	}
+	offsets := lineOffsets(w, jack)
 	if len(offsets) == 0 || m.o.GPIO == nil {
 		m.setGPIO(GPIOStatus{State: "off", Lines: []int{}})
 		return
@@ -396,6 +421,9 @@ func (m *Manager) readGPIO(ctx context.Context, w Wiring, edges chan<- edge) {
 			m.o.OnError(err)
 		}
 		m.setGPIO(GPIOStatus{State: "error", Lines: slices.Clone(offsets), Error: err.Error()})
+		if jack {
+			m.o.OnJack(true, false)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -423,6 +451,9 @@ func (m *Manager) readLines(ctx context.Context, w Wiring, offsets []int, edges 
 	}
 	now := m.o.Now()
 	for i, o := range offsets {
+		if m.jackEdge(w, o, levels[i]) {
+			continue
+		}
 		select {
 		case edges <- edge{src: source{gpio: true, code: o}, down: levels[i], at: now, init: true}:
 		case <-ctx.Done():
@@ -434,6 +465,9 @@ func (m *Manager) readLines(ctx context.Context, w Wiring, offsets []int, edges 
 		ev, err := lines.Read()
 		if err != nil {
 			return err
+		}
+		if m.jackEdge(w, ev.Offset, ev.Active) {
+			continue
 		}
 		select {
 		case edges <- edge{src: source{gpio: true, code: ev.Offset}, down: ev.Active, at: m.o.Now()}:

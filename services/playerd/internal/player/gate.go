@@ -75,11 +75,12 @@ func (p *Player) admit(r request) (Verdict, error) {
 	return v, nil
 }
 
-// maxVolume is the cap every volume is held under: the configured maximum,
-// or the gate's when that is lower.
+// maxVolume is the cap every volume is held under: the output's maximum
+// (the settings' for the speaker or the headphones), or the gate's when
+// that is lower.
 func (p *Player) maxVolume() int {
-	if p.gateMax > 0 && p.gateMax < p.cfg.MaxVolume {
+	if p.gateMax > 0 && p.gateMax < p.outputMax() {
 		return p.gateMax
 	}
-	return p.cfg.MaxVolume
+	return p.outputMax()
 }

@@ -94,11 +94,12 @@ type Player struct {
 	dirty      bool
 	lastSecond int
 	buf        [][2]float64
-	gains      []float64 // per-frame gains for buf
-	clips      []*clip   // announcements; the first one is playing
-	musicWas   State     // music state to return to after announcements
-	jumps      uint64    // Status.Jumps
-	gateMax    int       // the gate's volume cap; 0: none
+	gains      []float64   // per-frame gains for buf
+	clips      []*clip     // announcements; the first one is playing
+	musicWas   State       // music state to return to after announcements
+	jumps      uint64      // Status.Jumps
+	gateMax    int         // the gate's volume cap; 0: none
+	phones     *Headphones // plugged in and playing; nil: the speaker plays
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -348,10 +349,11 @@ func (p *Player) run(r request) error {
 // The sink may take another rate than asked for (a device that lacks it) or
 // than before (one that came back different): the music follows its rate.
 func (p *Player) ensureSink() {
-	if p.out != nil || p.cfg.Open == nil {
+	open := p.opener()
+	if p.out != nil || open == nil {
 		return
 	}
-	s, err := p.cfg.Open(p.want)
+	s, err := open(p.want)
 	if err != nil {
 		p.deviceFailed(err)
 		return
@@ -433,6 +435,7 @@ func (p *Player) publish(notify bool) {
 		Index:     p.index,
 		Volume:    p.volume,
 		MaxVolume: p.maxVolume(),
+		Output:    p.outputName(),
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
 		Jumps:     p.jumps,

@@ -77,20 +77,22 @@ type QueueItem struct {
 // Status is an immutable snapshot of the player, the body of GET /api/status.
 // Treat it as read-only: Queue is shared between snapshots.
 type Status struct {
-	State      State       `json:"state"`
-	Backend    string      `json:"backend"`
-	FolderID   *string     `json:"folder_id"`
-	Folder     *string     `json:"folder"`
-	Cover      *string     `json:"cover"`
-	Queue      []QueueItem `json:"queue"`
-	Index      int         `json:"index"`
-	Position   float64     `json:"position"`
-	Duration   float64     `json:"duration"`
-	Volume     int         `json:"volume"`
-	MaxVolume  int         `json:"max_volume"`
-	NowPlaying *string     `json:"now_playing"`
-	Speaking   bool        `json:"speaking"`
-	Error      string      `json:"error,omitempty"`
+	State     State       `json:"state"`
+	Backend   string      `json:"backend"`
+	FolderID  *string     `json:"folder_id"`
+	Folder    *string     `json:"folder"`
+	Cover     *string     `json:"cover"`
+	Queue     []QueueItem `json:"queue"`
+	Index     int         `json:"index"`
+	Position  float64     `json:"position"`
+	Duration  float64     `json:"duration"`
+	Volume    int         `json:"volume"`
+	MaxVolume int         `json:"max_volume"`
+	// Output is where the sound goes: OutputSpeaker or OutputHeadphones.
+	Output     string  `json:"output"`
+	NowPlaying *string `json:"now_playing"`
+	Speaking   bool    `json:"speaking"`
+	Error      string  `json:"error,omitempty"`
 	// Notice says a station plays less than it sends: an HE-AAC station
 	// plays its AAC-LC core.
 	Notice string `json:"notice,omitempty"`
@@ -110,7 +112,7 @@ func SamePlayback(a, b Status) bool {
 	return a.State == b.State && a.Backend == b.Backend &&
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
-		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
+		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && a.Output == b.Output && sameString(a.NowPlaying, b.NowPlaying) &&
 		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
 }
 

@@ -65,6 +65,10 @@ type Audio struct {
 	MaxVolume          int `json:"max_volume"`
 	StartupVolume      int `json:"startup_volume"`
 	AnnouncementVolume int `json:"announcement_volume"`
+	// The headphones, a second output with a cap of its own (headphones.go).
+	HeadphoneMaxVolume int    `json:"headphone_max_volume"`
+	Headphones         bool   `json:"headphones"`
+	HeadphoneDevice    string `json:"headphone_device"`
 }
 
 // Display settings: minutes without a touch until the screen goes dark
@@ -93,7 +97,7 @@ func Defaults() Settings {
 		Version:      Version,
 		Language:     "de",
 		Speech:       Speech{Engine: "auto", Rate: 100, Pitch: 100},
-		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70},
+		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70, HeadphoneMaxVolume: DefaultHeadphoneMaxVolume, Headphones: true},
 		Display:      Display{Brightness: 100},
 		TimeZone:     "Europe/Berlin",
 		AllowedHosts: []string{},
@@ -140,6 +144,9 @@ func (s Settings) Validate() error {
 		return invalid("display.brightness must be 1..100, not %d", d.Brightness).Coded("settings_brightness")
 	case s.Power.IdleShutdownMinutes < 0 || s.Power.IdleShutdownMinutes > MaxIdleMinutes:
 		return invalid("power.idle_shutdown_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, s.Power.IdleShutdownMinutes).Coded("settings_idle_shutdown_minutes")
+	}
+	if err := a.checkHeadphones(); err != nil {
+		return err
 	}
 	if _, err := s.Location(); err != nil {
 		return err

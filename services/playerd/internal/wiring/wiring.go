@@ -93,6 +93,8 @@ type GPIO struct {
 	Bias       string   `json:"bias"`
 	DebounceMS int      `json:"debounce_ms"`
 	Buttons    []Button `json:"buttons"`
+	// Jack is the headphone jack-detect line (jack.go); nil: none.
+	Jack *Jack `json:"jack"`
 }
 
 // Button is one GPIO line and what a press does.
@@ -154,6 +156,10 @@ func (w Wiring) clone() Wiring {
 	c := w
 	c.Readers = append([]Match{}, w.Readers...)
 	c.GPIO.Buttons = append([]Button{}, w.GPIO.Buttons...)
+	if w.GPIO.Jack != nil {
+		j := *w.GPIO.Jack
+		c.GPIO.Jack = &j
+	}
 	return c
 }
 
@@ -214,7 +220,7 @@ func (w Wiring) Validate() error {
 			return invalid("gpio.buttons[%d]: power_off only as long_action", i)
 		}
 	}
-	return nil
+	return g.checkJack(lines)
 }
 
 func isButtonAction(a string) bool {

@@ -70,6 +70,11 @@ type (
 	NowPlaying struct {
 		NowPlaying *string `json:"now_playing"`
 	}
+	// Output is events.KindOutput: the headphones were plugged in or
+	// unplugged (player.OutputSpeaker, player.OutputHeadphones).
+	Output struct {
+		Output string `json:"output"`
+	}
 	// Speech is events.KindSpeech.
 	Speech struct {
 		Speaking bool `json:"speaking"`
@@ -102,6 +107,9 @@ func Changes(prev, cur player.Status, at time.Time) []Change {
 		out = append(out, Change{events.KindTrack, t})
 	} else if prev.Jumps != cur.Jumps {
 		out = append(out, Change{events.KindSeek, Seek{Position: pos, At: at}})
+	}
+	if prev.Output != cur.Output {
+		out = append(out, Change{events.KindOutput, Output{cur.Output}})
 	}
 	if prev.State != cur.State || prev.Error != cur.Error {
 		out = append(out, Change{events.KindState, State{State: cur.State, Error: cur.Error, Position: pos, At: at}})

@@ -20,7 +20,7 @@ func loaded() player.Status {
 	return player.Status{
 		State: player.Paused, FolderID: sp("f1"), Folder: sp("Folge 1"), Cover: sp("/api/cover/f1"),
 		Queue: []player.QueueItem{{ID: "a", Title: "A", Duration: 60}, {ID: "b", Title: "B", Duration: 90}},
-		Index: 0, Position: 12.5, Duration: 60, Volume: 30, MaxVolume: 80, Jumps: 1,
+		Index: 0, Position: 12.5, Duration: 60, Volume: 30, MaxVolume: 80, Jumps: 1, Output: player.OutputSpeaker,
 	}
 }
 
@@ -59,6 +59,8 @@ func TestChanges(t *testing.T) {
 			s.Position, s.Jumps = 0, 2
 		}, []events.Kind{events.KindSeek}},
 		{"announcement", func(s *player.Status) { s.Speaking = true }, []events.Kind{events.KindSpeech}},
+		{"headphones", func(s *player.Status) { s.Output, s.MaxVolume, s.Volume = player.OutputHeadphones, 60, 60 }, []events.Kind{events.KindOutput, events.KindVolume}},
+		{"headphones, and the volume already below their cap", func(s *player.Status) { s.Output = player.OutputHeadphones }, []events.Kind{events.KindOutput}},
 		{"stream title", func(s *player.Status) { s.NowPlaying = sp("Radio") }, []events.Kind{events.KindNowPlaying}},
 	}
 	for _, c := range cases {
@@ -90,9 +92,10 @@ func TestPayloads(t *testing.T) {
 	cur.State = player.Playing
 	cur.Position = math.NaN() // never makes an event unencodable
 	want := map[events.Kind]string{
-		events.KindQueue: `{"folder_id":"f1","folder":"Folge 1","cover":"/api/cover/f1","queue":[{"id":"a","title":"A","duration":60,"provider":"","resume_policy":""},{"id":"b","title":"B","duration":90,"provider":"","resume_policy":""}]}`,
-		events.KindTrack: `{"index":0,"item":{"id":"a","title":"A","duration":60,"provider":"","resume_policy":""},"position":0,"duration":60,"at":"2026-03-01T18:00:00Z"}`,
-		events.KindState: `{"state":"playing","position":0,"at":"2026-03-01T18:00:00Z"}`,
+		events.KindQueue:  `{"folder_id":"f1","folder":"Folge 1","cover":"/api/cover/f1","queue":[{"id":"a","title":"A","duration":60,"provider":"","resume_policy":""},{"id":"b","title":"B","duration":90,"provider":"","resume_policy":""}]}`,
+		events.KindTrack:  `{"index":0,"item":{"id":"a","title":"A","duration":60,"provider":"","resume_policy":""},"position":0,"duration":60,"at":"2026-03-01T18:00:00Z"}`,
+		events.KindState:  `{"state":"playing","position":0,"at":"2026-03-01T18:00:00Z"}`,
+		events.KindOutput: `{"output":"speaker"}`,
 	}
 	got := Changes(prev, cur, at)
 	if len(got) != len(want) {

@@ -119,6 +119,12 @@ func Find(procDir, spec string) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
+	return Match(devs, spec)
+}
+
+// Match is Find among devs, the playback devices as PlaybackDevices lists
+// them.
+func Match(devs []Device, spec string) (Device, error) {
 	if len(devs) == 0 {
 		return Device{}, fmt.Errorf("alsa: no playback device (is a sound card connected and enabled?): %w", ErrGone)
 	}

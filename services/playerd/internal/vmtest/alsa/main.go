@@ -6,10 +6,12 @@
 // audio through the ALSA sink, captures it from the loopback's other end and
 // checks it arrived sample for sample, then runs the player engine. With
 // storybox.device=usb on the kernel command line it runs the engine on qemu's
-// usb-audio device instead (usb.go). It prints one RESULT line per case on
-// the console and powers the VM off. On the host, "go run
-// ./services/playerd/internal/vmtest/alsa check-speaker" judges qemu's
-// recording of the USB run.
+// usb-audio device instead (usb.go); with storybox.device=headphones the
+// loopback is the speaker and qemu's usb-audio device, plugged in and pulled
+// out by the host during the run, the headphones (headphones.go). It prints
+// one RESULT line per case on the console and powers the VM off. On the
+// host, its check-speaker and check-headphones judge qemu's recordings, and
+// hotplug works qemu's monitor for the headphones run.
 package main
 
 import (
@@ -54,11 +56,32 @@ func main() {
 		fmt.Println("speaker: FAIL", err)
 		os.Exit(1)
 	}
+	if len(os.Args) == 4 && os.Args[1] == "hotplug" { // on the host, see hotplug.go
+		if err := hotplug(os.Args[2], os.Args[3]); err != nil {
+			fmt.Println("hotplug: FAIL", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "check-headphones" {
+		played, err := strconv.ParseFloat(os.Args[3], 64)
+		if err == nil {
+			var detail string
+			if detail, err = checkHeadphones(os.Args[2], played); err == nil {
+				fmt.Println("headphones: ok", detail)
+				return
+			}
+		}
+		fmt.Println("headphones: FAIL", err)
+		os.Exit(1)
+	}
 	fmt.Println("vmtest: start")
-	if usb, err := setup(); err != nil {
+	if mode, err := setup(); err != nil {
 		fmt.Printf("RESULT setup FAIL %v\n", err)
-	} else if usb {
+	} else if mode == "usb" {
 		report("usb-engine", runUSB)
+	} else if mode == "headphones" {
+		report("headphones", runHeadphones)
 	} else {
 		run()
 	}
@@ -71,17 +94,22 @@ func main() {
 }
 
 // setup mounts the kernel's file systems and loads the sound modules for the
-// mode on the kernel command line: snd-aloop, or USB (storybox.device=usb).
-func setup() (usb bool, err error) {
+// mode on the kernel command line: snd-aloop, USB (storybox.device=usb), or
+// both (storybox.device=headphones: the loopback is the speaker, the USB
+// device comes later).
+func setup() (mode string, err error) {
 	for _, m := range []struct{ src, dst, fs string }{{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"}} {
 		if err := unix.Mount(m.src, m.dst, m.fs, 0, ""); err != nil {
-			return false, fmt.Errorf("mount %s: %w", m.dst, err)
+			return "", fmt.Errorf("mount %s: %w", m.dst, err)
 		}
 	}
-	usb = kernelParam("storybox.device") == "usb"
+	mode = kernelParam("storybox.device")
 	mods, node := modules, captureNode
-	if usb {
+	switch mode {
+	case "usb":
 		mods, node = usbModules, playNode
+	case "headphones":
+		mods = append(slices.Clone(modules), usbModules...)
 	}
 	for _, m := range mods {
 		params := ""
@@ -89,16 +117,16 @@ func setup() (usb bool, err error) {
 			params = "pcm_substreams=1"
 		}
 		if err := loadModule(filepath.Join("/modules", m+".ko"), params); err != nil {
-			return usb, err
+			return mode, err
 		}
 	}
 	for range 200 {
 		if _, err := os.Stat(node); err == nil {
-			return usb, nil
+			return mode, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return usb, fmt.Errorf("no %s after loading %s", node, mods[len(mods)-1])
+	return mode, fmt.Errorf("no %s after loading %s", node, mods[len(mods)-1])
 }
 
 // engineRuns is how often the engine case runs: storybox.engine_runs=N on

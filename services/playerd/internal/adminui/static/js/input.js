@@ -35,6 +35,9 @@ export function render({ api }) {
     active_low: el('input', { type: 'checkbox', id: 'input-active-low' }),
     bias: el('select', { id: 'input-bias' }, ...biases.map((b) => el('option', { value: b }, t(`input.bias.${b}`)))),
     debounce_ms: num({ id: 'input-debounce', min: 0, max: 1000 }),
+    jack: el('input', { type: 'checkbox', id: 'input-jack' }),
+    jack_line: num({ id: 'input-jack-line', min: 0, max: 511 }),
+    jack_inverted: el('input', { type: 'checkbox', id: 'input-jack-inverted' }),
   };
 
   function showStatus(s) {
@@ -103,6 +106,10 @@ export function render({ api }) {
     f.active_low.checked = wiring.gpio.active_low;
     f.bias.value = wiring.gpio.bias;
     f.debounce_ms.value = wiring.gpio.debounce_ms;
+    const j = wiring.gpio.jack;
+    f.jack.checked = !!j;
+    f.jack_line.value = j ? j.line : '';
+    f.jack_inverted.checked = !!(j && j.inverted);
     drawReaders();
     drawButtons();
     showStatus(v.status);
@@ -133,6 +140,7 @@ export function render({ api }) {
       gpio: {
         chip: f.chip.value.trim(), active_low: f.active_low.checked, bias: f.bias.value, debounce_ms: Number(f.debounce_ms.value),
         buttons: wiring.gpio.buttons.map((b) => clean({ line: b.line, action: b.action, long_action: b.long_action })),
+        jack: f.jack.checked ? { line: lineOf(f.jack_line.value), inverted: f.jack_inverted.checked } : null,
       },
     };
     try {
@@ -160,6 +168,11 @@ export function render({ api }) {
     el('label', {}, t('input.bias'), f.bias, fieldBox('gpio.bias')),
     el('label', {}, t('input.debounce'), f.debounce_ms, fieldBox('gpio.debounce_ms')),
     el('label', { class: 'check' }, f.active_low, t('input.active_low'))),
+  el('h3', {}, t('input.jack')), el('p', { class: 'muted small' }, t('input.jack_help')),
+  el('div', { class: 'grid2' },
+    el('label', { class: 'check' }, f.jack, t('input.jack_wired')),
+    el('label', {}, t('input.jack_line'), f.jack_line, fieldBox('gpio.jack')),
+    el('label', { class: 'check' }, f.jack_inverted, t('input.jack_inverted'))),
   err, ok,
   el('button', { type: 'submit', class: 'primary', id: 'input-save' }, t('save')));
 
