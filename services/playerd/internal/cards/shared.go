@@ -98,6 +98,12 @@ func (s *Store) ReloadShared() error {
 	return err
 }
 
+// withoutCards is the part of the document that stays with the box.
+func withoutCards(d Doc) Doc {
+	d.Cards = nil
+	return d
+}
+
 // writeLocal writes cards.json without the mappings. s.mu is held.
 func (s *Store) writeLocal(d Doc) error {
 	local := d.clone()
@@ -136,11 +142,13 @@ func (s *Store) updateShared(f func(*Doc) error) error {
 	if len(d.Cards) > MaxCards && len(d.Cards) > len(old.Cards) {
 		return fault.New(fault.Invalid, "at most %d cards", MaxCards)
 	}
-	if d.SameCard != old.SameCard || d.Sounds != old.Sounds || !s.saved {
+	if !reflect.DeepEqual(withoutCards(d), withoutCards(old)) || !s.saved {
 		if err := s.writeLocal(d); err != nil {
 			return err
 		}
-		s.doc.SameCard, s.doc.Sounds, s.saved = d.SameCard, d.Sounds, true
+		cards := s.doc.Cards
+		s.doc, s.saved = withoutCards(d), true
+		s.doc.Cards = cards
 	}
 	var errs []error
 	for _, id := range sortedIDs(changed.Cards) {
