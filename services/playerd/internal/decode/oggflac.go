@@ -212,6 +212,16 @@ func (s *oggFLACStream) next() bool {
 				return false
 			}
 			h, body, _, err := readPage(s.r)
+			if errors.Is(err, errOgg) {
+				// A damaged page: on to the next capture pattern. The
+				// frames lost with it leave a gap in the frame numbers,
+				// which the next frame fills with silence.
+				s.pk.pending = nil
+				if !s.resync() {
+					s.eof = true
+				}
+				continue
+			}
 			if errors.Is(err, io.EOF) {
 				s.eof = true
 				continue
@@ -256,6 +266,27 @@ func (s *oggFLACStream) next() bool {
 		s.pending = pcm
 		return true
 	}
+}
+
+// oggMaxResync bounds the bytes searched for the next page after a damaged
+// one: pages are at most 64 KB, so more means the rest is not Ogg.
+const oggMaxResync = 1 << 20
+
+// resync skips to the next "OggS"; false when there is none near.
+func (s *oggFLACStream) resync() bool {
+	for range oggMaxResync {
+		b, err := s.r.Peek(4)
+		if err != nil {
+			return false
+		}
+		if string(b) == "OggS" {
+			return true
+		}
+		if _, err := s.r.Discard(1); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func (s *oggFLACStream) Err() error    { return s.err }

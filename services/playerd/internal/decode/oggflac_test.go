@@ -310,3 +310,51 @@ func TestOggFLACTags(t *testing.T) {
 		t.Fatalf("probe %+v, %v", p, err)
 	}
 }
+
+// TestOggFLACDamagedPage: a page whose header is lost (its capture pattern
+// or its segment table) costs its frames as silence; the pages after it
+// play in place, to the stream's length, without an error.
+func TestOggFLACDamagedPage(t *testing.T) {
+	c := oggFLACCorpus[0]
+	clean, ref := oggFLACOf(t, c)
+	for _, name := range []string{"capture", "segments"} {
+		t.Run(name, func(t *testing.T) {
+			data := bytes.Clone(clean)
+			at := bytes.Index(data[len(data)/2:], []byte("OggS")) + len(data)/2
+			if name == "capture" {
+				data[at] = 'X'
+			} else {
+				data[at+27] ^= 0x3C // the first lacing value
+			}
+			g, _, err := open(memSource(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			buf := make([][2]float64, 4096)
+			var got [][2]float64
+			for {
+				n, ok := g.Stream(buf)
+				got = append(got, buf[:n]...)
+				if !ok {
+					break
+				}
+			}
+			if g.Err() != nil || len(got) != c.frames {
+				t.Fatalf("%d samples, err %v; want %d", len(got), g.Err(), c.frames)
+			}
+			silenced := 0
+			for i := range got {
+				if got[i] != oggFLACWant(c, ref, i) {
+					if got[i] != [2]float64{} {
+						t.Fatalf("sample %d: %v, neither the reference nor silence", i, got[i])
+					}
+					silenced++
+				}
+			}
+			if silenced == 0 || silenced > c.frames/4 {
+				t.Fatalf("%d samples silenced", silenced)
+			}
+		})
+	}
+}
