@@ -298,7 +298,7 @@ integration: test-speech
 # exceeded" and no failing input (golang/go#75804), as CI saw on FuzzVorbis.
 # FUZZTIME=5000x or FUZZTIME=1m sets one budget for all.
 FUZZTIME    ?=
-FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:150000 decode:FuzzVorbis:150000 \
+FUZZ_TARGETS := decode:FuzzWAV:150000 decode:FuzzMP3:100000 decode:FuzzFLAC:150000 decode:FuzzOggFLAC:150000 decode:FuzzVorbis:150000 \
 	decode:FuzzOpus:150000 decode:FuzzTags:150000 decode:FuzzDuration:100000 decode:FuzzLive:10000 \
 	stream:FuzzICY:150000 stream:FuzzStreamTitle:150000 stream:FuzzPlaylist:100000 podcast:FuzzParse:150000 \
 	decode:FuzzADTS:50000 decode:FuzzM4A:50000 decode:FuzzAACInfo:50000 decode:FuzzLiveAAC:20000 \

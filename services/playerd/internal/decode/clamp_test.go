@@ -69,3 +69,21 @@ func TestRawCheckSeesWhatTheGuardClamped(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSanitize is the boundary's check of every sample played, on
+// audio within full scale (the usual case).
+func BenchmarkSanitize(b *testing.B) {
+	buf := make([][2]float64, 1024)
+	for i := range buf {
+		v := math.Sin(float64(i) / 10)
+		buf[i] = [2]float64{v, -v / 2}
+	}
+	var c clamps
+	b.SetBytes(int64(len(buf)) * 16)
+	for b.Loop() {
+		c.sanitize(buf)
+	}
+	if c != (clamps{}) {
+		b.Fatalf("clamped %+v", c)
+	}
+}

@@ -99,6 +99,8 @@ func openFile(src *source) (beep.StreamSeekCloser, beep.Format, error) {
 		return openVorbis(src)
 	case "opus":
 		return openOpus(src)
+	case "oggflac":
+		return openOggFLAC(src)
 	case "mp3":
 		if adtsAfterID3(src) {
 			return openADTS(src)
@@ -124,6 +126,9 @@ func sniff(h []byte) string {
 		}
 		if bytes.Contains(h, []byte("\x01vorbis")) {
 			return "vorbis"
+		}
+		if bytes.Contains(h, []byte("\x7fFLAC")) {
+			return "oggflac"
 		}
 		return ""
 	case bytes.HasPrefix(h, []byte("ID3")):

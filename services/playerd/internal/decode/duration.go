@@ -12,7 +12,8 @@ import (
 // Duration tells how long path plays, in seconds, for the library scan. It
 // reads only what the format keeps in its headers where it can: an MP3's
 // Xing/Info or VBRI header (or its size and bitrate when it is constant),
-// FLAC's STREAMINFO, an Ogg Vorbis stream's last granule position. Other
+// FLAC's STREAMINFO (native or in Ogg), an Ogg Vorbis stream's last granule
+// position. Other
 // files, and MP3s whose headers do not settle it, are opened as the player
 // opens them (for MP3 that walks every frame). The headers are checked as
 // strictly as opening checks them, behind the same boundary, so a file
@@ -75,6 +76,8 @@ func headerDuration(src *source) (d float64, ok bool, err error) {
 		return flacDuration(src)
 	case "vorbis":
 		return vorbisDuration(src)
+	case "oggflac":
+		return oggFLACDuration(src)
 	case "mp4":
 		_, _, d, _, err := mp4Info(src)
 		return d, err == nil, err

@@ -22,14 +22,15 @@ import (
 // With STORYBOX_FUZZ_STRICT=1 a contained decoder panic fails too, to find
 // the upstream bugs the boundary is hiding.
 
-func FuzzWAV(f *testing.F)    { fuzzDecode(f, "tone.wav", "tone-extensible.wav") }
-func FuzzMP3(f *testing.F)    { fuzzDecode(f, "tone.mp3", "tone-notag.mp3") }
-func FuzzFLAC(f *testing.F)   { fuzzDecode(f, "tone.flac") }
-func FuzzVorbis(f *testing.F) { fuzzDecode(f, "tone.ogg") }
-func FuzzOpus(f *testing.F)   { fuzzDecode(f, "tone.opus") }
+func FuzzWAV(f *testing.F)     { fuzzDecode(f, "tone.wav", "tone-extensible.wav") }
+func FuzzMP3(f *testing.F)     { fuzzDecode(f, "tone.mp3", "tone-notag.mp3") }
+func FuzzFLAC(f *testing.F)    { fuzzDecode(f, "tone.flac") }
+func FuzzVorbis(f *testing.F)  { fuzzDecode(f, "tone.ogg") }
+func FuzzOggFLAC(f *testing.F) { fuzzDecode(f, "tone.oga") }
+func FuzzOpus(f *testing.F)    { fuzzDecode(f, "tone.opus") }
 
 func FuzzTags(f *testing.F) {
-	addSeeds(f, "tone.mp3", "tone.flac", "tone.ogg", "tone.opus")
+	addSeeds(f, "tone.mp3", "tone.flac", "tone.oga", "tone.ogg", "tone.opus")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		watchdog(t, func() {
 			tags, err := readTagsFrom(memSource(data))
@@ -44,7 +45,7 @@ func FuzzTags(f *testing.F) {
 // FuzzDuration reads durations from the headers, as the library scan does,
 // and opens the files whose headers do not tell.
 func FuzzDuration(f *testing.F) {
-	addSeeds(f, "tone.mp3", "tone-notag.mp3", "tone.flac", "tone.ogg", "tone.wav")
+	addSeeds(f, "tone.mp3", "tone-notag.mp3", "tone.flac", "tone.oga", "tone.ogg", "tone.wav")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		watchdog(t, func() {
 			d, err := duration(memSource(data))

@@ -9,12 +9,12 @@ import (
 
 // Probe is what a look into an audio file found.
 type Probe struct {
-	Format   string  // flac, wav, vorbis, opus, mp3, aac (ADTS) or mp4
-	Ext      string  // the extension files of this format take: .flac, .wav, .ogg, .opus, .mp3, .aac, .m4a
+	Format   string  // flac, oggflac, wav, vorbis, opus, mp3, aac (ADTS) or mp4
+	Ext      string  // the extension files of this format take: .flac, .oga, .wav, .ogg, .opus, .mp3, .aac, .m4a
 	Duration float64 // seconds
 }
 
-var formatExt = map[string]string{"flac": ".flac", "wav": ".wav", "vorbis": ".ogg", "opus": ".opus", "mp3": ".mp3", "aac": ".aac", "mp4": ".m4a"}
+var formatExt = map[string]string{"flac": ".flac", "oggflac": ".oga", "wav": ".wav", "vorbis": ".ogg", "opus": ".opus", "mp3": ".mp3", "aac": ".aac", "mp4": ".m4a"}
 
 // probeFrames is how much is decoded to believe a file plays: a second.
 const probeFrames = 48000

@@ -56,6 +56,11 @@ func readTagsFrom(src *source) (Tags, error) {
 	src.budget(tagBytes, tagTime)
 	var t Tags
 	err := contain("tags", func() error {
+		if isOggFLAC(src) {
+			var err error
+			t, err = oggFLACTags(src)
+			return err
+		}
 		if isMP4(src) {
 			mt, _, _, _, err := mp4Info(src)
 			if err != nil {
@@ -141,6 +146,13 @@ func ReadInfo(path string) (Info, error) {
 		return Info{}, fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return info, nil
+}
+
+// isOggFLAC tells FLAC in Ogg by its first packet.
+func isOggFLAC(src *source) bool {
+	var h [64]byte
+	n, _ := src.ReadAt(h[:], 0)
+	return sniff(h[:n]) == "oggflac"
 }
 
 // isMP4 tells an MP4 file by its first box.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
 )
@@ -121,7 +122,37 @@ func (s *ALSA) Write(frames [][2]float64) error {
 // encode converts frames to the device's format and channel layout: stereo
 // as is, mono as the mean of both channels, more channels with silence after
 // the first two.
+//
+// Every sample played passes here: stereo at 32 or 16 bits, what nearly
+// every device takes, is written into a buffer grown once, without a
+// closure's switch and an append per sample.
 func encode(buf []byte, f alsa.Format, channels int, frames [][2]float64) []byte {
+	le := binary.LittleEndian
+	switch {
+	case channels == 2 && f == alsa.S32LE:
+		n := len(buf)
+		buf = slices.Grow(buf, 8*len(frames))[:n+8*len(frames)]
+		b := buf[n:]
+		for i, fr := range frames {
+			le.PutUint32(b[8*i:], uint32(ToS32(fr[0])))
+			le.PutUint32(b[8*i+4:], uint32(ToS32(fr[1])))
+		}
+		return buf
+	case channels == 2 && f == alsa.S16LE:
+		n := len(buf)
+		buf = slices.Grow(buf, 4*len(frames))[:n+4*len(frames)]
+		b := buf[n:]
+		for i, fr := range frames {
+			le.PutUint16(b[4*i:], uint16(ToS16(fr[0])))
+			le.PutUint16(b[4*i+2:], uint16(ToS16(fr[1])))
+		}
+		return buf
+	}
+	return encodeAny(buf, f, channels, frames)
+}
+
+// encodeAny is encode for every format and layout.
+func encodeAny(buf []byte, f alsa.Format, channels int, frames [][2]float64) []byte {
 	put := func(v float64) {
 		switch f {
 		case alsa.S32LE:

@@ -19,16 +19,26 @@ func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
 // rampGains fills gains with the gain of each frame of the next len(gains)
 // frames, moving from the current gain to target over them (no zipper noise
 // on volume changes) and fading in after starts.
+//
+// It runs for every frame played: the gain and fade are kept in locals, not
+// in the player's fields, and a steady gain (the usual period) is a fill.
 func (p *Player) rampGains(gains []float64, target float64) {
-	step := (target - p.gain) / float64(len(gains))
-	for i := range gains {
-		p.gain += step
-		g := p.gain
-		if p.fadeIn > 0 {
-			g *= 1 - float64(p.fadeIn)/rampFrames
-			p.fadeIn--
+	g, fade := p.gain, p.fadeIn
+	step := (target - g) / float64(len(gains))
+	i := 0
+	for ; i < len(gains) && fade > 0; i++ {
+		g += step
+		gains[i] = g * (1 - float64(fade)/rampFrames)
+		fade--
+	}
+	if step == 0 {
+		for ; i < len(gains); i++ {
+			gains[i] = g
 		}
+	}
+	for ; i < len(gains); i++ {
+		g += step
 		gains[i] = g
 	}
-	p.gain = target
+	p.gain, p.fadeIn = target, fade
 }

@@ -30,6 +30,7 @@ sox -n -r 8000 -b 16 -c 2 short.wav synth 0.3 sine 440 sine 660 gain -6
 lame --silent -b 16 -m m --resample 16 --tt "Ton A" --ta "storybox" --tl "Seeds" --ti cover.png short.wav seed/tone.mp3
 lame --silent -b 16 -m m --resample 16 -t --noreplaygain short.wav seed/tone-notag.mp3
 flac -s -f --no-padding -b 256 -T "TITLE=Ton A" -T "ARTIST=storybox" --picture=cover.png -o seed/tone.flac seed/tone.wav
+flac -s -f --ogg --no-padding -b 256 -T "TITLE=Ton A" -T "ARTIST=storybox" --picture=cover.png -o seed/tone.oga seed/tone.wav
 oggenc -Q -q -1 -t "Ton A" -a "storybox" -o seed/tone.ogg short.wav
 opusenc --quiet --bitrate 8 --title "Ton A" --picture cover.png short.wav seed/tone.opus
 rm short.wav cover.png
