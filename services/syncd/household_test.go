@@ -187,6 +187,7 @@ func TestHouseholdOfTwo(t *testing.T) {
 			return st.State == syncapi.StateRunning && len(st.Boxes) == 1 && st.Boxes[0].Connected
 		})
 	}
+	checkStaysHome(t, a, b)
 	song := bytes.Repeat([]byte("la"), 300_000)
 	write(t, filepath.Join(a.media, "Lieder", "01.mp3"), song)
 	card := []byte(`{"card":"0451"}`)

@@ -119,4 +119,3 @@ func run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	sup.Wait()
 	return nil
 }
-

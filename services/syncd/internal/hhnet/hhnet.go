@@ -9,6 +9,7 @@ package hhnet
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Require is the variable that turns a missing namespace or ip program
@@ -180,4 +184,43 @@ func repoRoot() (string, error) {
 		return "", fmt.Errorf("not in the storybox module")
 	}
 	return filepath.Dir(mod), nil
+}
+
+// Dial connects to addr from inside namespace ns: the socket is made on a
+// thread moved into ns for the call, and keeps that namespace after the
+// thread is moved back. A test reaches a box's loopback this way.
+func Dial(ns, network, addr string) (net.Conn, error) {
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread stays locked when moving back fails: it ends
+		// with the goroutine rather than run other code in ns.
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			res <- result{nil, err}
+			return
+		}
+		defer self.Close()
+		target, err := os.Open(filepath.Join("/var/run/netns", ns))
+		if err != nil {
+			res <- result{nil, err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			res <- result{nil, fmt.Errorf("setns %s: %w", ns, err)}
+			return
+		}
+		c, err := net.DialTimeout(network, addr, 5*time.Second)
+		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		res <- result{c, err}
+	}()
+	r := <-res
+	return r.c, r.err
 }
