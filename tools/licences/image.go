@@ -29,7 +29,7 @@ type instance struct {
 		// package (Syncthing's noassets).
 		GoBuildTags []string
 	}
-	dir             string // the instance's directory
+	dir string // the instance's directory
 }
 
 func readInstance(dir string) (*instance, error) {
