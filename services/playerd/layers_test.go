@@ -75,8 +75,10 @@ var libraryPackages = []string{
 	"internal/daemon",
 	"internal/fault",
 	"internal/netapi",
+	"internal/syncapi",
 	"playerd/internal/gate",
-	"playerd/internal/hat", // hatd's client; its monitor feeds the core's battery levels
+	"playerd/internal/hat",    // hatd's client; its monitor feeds the core's battery levels
+	"playerd/internal/hhlink", // syncd's client and the consent between boxes
 	"playerd/internal/httpserve",
 	"playerd/internal/metrics",
 	"playerd/internal/netclient",

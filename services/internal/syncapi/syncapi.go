@@ -17,11 +17,13 @@ const (
 )
 
 // MDNS TXT keys a box adds to its _mupibox._tcp record so that the other
-// boxes can add it: its Syncthing device id and the port Syncthing
-// listens on for other boxes.
+// boxes can add it: its Syncthing device id, the port Syncthing listens on
+// for other boxes, and the port of its local API, where a join request is
+// sent (playerd's POST /api/household/requests).
 const (
 	TXTDeviceID = "household_id"
 	TXTPort     = "household_port"
+	TXTAPIPort  = "household_api"
 )
 
 // States of Status.State.
@@ -110,6 +112,9 @@ type FoundBox struct {
 	Name     string `json:"name"`
 	DeviceID string `json:"device_id"`
 	Address  string `json:"address"`
+	// APIPort is the port of the box's local API (playerd), where a join
+	// request goes.
+	APIPort int `json:"api_port"`
 	// InHousehold: already one of Status.Boxes.
 	InHousehold bool `json:"in_household"`
 }

@@ -75,7 +75,8 @@ func (b *Browser) Run(ctx context.Context) error {
 func Entry(name string, ips []net.IP, text map[string]string) (syncapi.FoundBox, bool) {
 	id := text[syncapi.TXTDeviceID]
 	port, err := strconv.Atoi(text[syncapi.TXTPort])
-	if stconf.CheckDeviceID(id) != nil || err != nil || port < 1 || port > 65535 {
+	api, err2 := strconv.Atoi(text[syncapi.TXTAPIPort])
+	if stconf.CheckDeviceID(id) != nil || err != nil || err2 != nil || port < 1 || port > 65535 || api < 1 || api > 65535 {
 		return syncapi.FoundBox{}, false
 	}
 	var ip net.IP
@@ -88,5 +89,5 @@ func Entry(name string, ips []net.IP, text map[string]string) (syncapi.FoundBox,
 	if ip == nil {
 		return syncapi.FoundBox{}, false
 	}
-	return syncapi.FoundBox{Name: name, DeviceID: id, Address: "tcp://" + net.JoinHostPort(ip.String(), strconv.Itoa(port))}, true
+	return syncapi.FoundBox{Name: name, DeviceID: id, Address: "tcp://" + net.JoinHostPort(ip.String(), strconv.Itoa(port)), APIPort: api}, true
 }
