@@ -63,7 +63,7 @@ deps:
 # ---------------------------------------------------------------------- build
 .PHONY: build
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd ./services/netd
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./services/playerd ./services/hatd ./services/netd ./services/syncd
 
 # ------------------------------------------------------------------------ run
 # Needs Go only and installs nothing. -fb none: a development machine's
