@@ -90,6 +90,7 @@ var libraryPackages = []string{
 // anything: playerd's main, its tools and the tests' stand-ins.
 var wiringPackages = []string{
 	"internal/daemon/daemontest",
+	"internal/hhnet",
 	"playerd",
 	"playerd/cmd/demomedia",
 	"playerd/cmd/flood",

@@ -17,7 +17,7 @@ import (
 
 	"github.com/storybox/storybox/services/internal/daemon"
 	"github.com/storybox/storybox/services/internal/syncapi"
-	"github.com/storybox/storybox/services/syncd/internal/hhnet"
+	"github.com/storybox/storybox/services/internal/hhnet"
 )
 
 // box is one syncd (and the Syncthing it runs) in a namespace of its own.

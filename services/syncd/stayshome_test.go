@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/storybox/storybox/services/syncd/internal/hhnet"
+	"github.com/storybox/storybox/services/internal/hhnet"
 )
 
 // restClient reaches box b's Syncthing REST API on b's own loopback.

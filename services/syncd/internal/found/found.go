@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/brutella/dnssd"
 
@@ -44,30 +45,90 @@ func (b *Browser) Boxes() []syncapi.FoundBox {
 	return out
 }
 
+// Round is how long one browse lasts: the boxes seen in it replace those
+// of the round before, so a box that left drops out, and a record whose
+// TXT keys changed (a box whose household keys became known after its
+// first announcement) is read again.
+const Round = 30 * time.Second
+
 // Run browses until ctx ends.
 func (b *Browser) Run(ctx context.Context) error {
-	add := func(e dnssd.BrowseEntry) {
-		f, ok := Entry(e.Name, e.IPs, e.Text)
-		if !ok || f.DeviceID == b.Self {
-			return
+	for ctx.Err() == nil {
+		seen, err := b.round(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 		b.mu.Lock()
-		defer b.mu.Unlock()
+		b.boxes = seen
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// round browses for Round and returns the boxes seen; each is also added
+// to the list at once.
+func (b *Browser) round(ctx context.Context) (map[string]syncapi.FoundBox, error) {
+	rctx, cancel := context.WithTimeout(ctx, Round)
+	defer cancel()
+	var mu sync.Mutex
+	seen := map[string]syncapi.FoundBox{}
+	keep := func(key string, f syncapi.FoundBox) {
+		if f.DeviceID == b.Self {
+			return
+		}
+		mu.Lock()
+		seen[key] = f
+		mu.Unlock()
+		b.mu.Lock()
 		if b.boxes == nil {
 			b.boxes = map[string]syncapi.FoundBox{}
 		}
-		b.boxes[e.ServiceInstanceName()] = f
+		b.boxes[key] = f
+		b.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	add := func(e dnssd.BrowseEntry) {
+		key := e.ServiceInstanceName()
+		if f, ok := Entry(e.Name, e.IPs, e.Text); ok {
+			keep(key, f)
+			return
+		}
+		// The TXT record can come in a packet of its own after the
+		// entry was reported without it: ask for the instance.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ictx, cancel := context.WithTimeout(rctx, 3*time.Second)
+			defer cancel()
+			svc, err := dnssd.LookupInstance(ictx, e.EscapedServiceInstanceName())
+			if err != nil {
+				return
+			}
+			if f, ok := Entry(e.Name, e.IPs, svc.Text); ok {
+				keep(key, f)
+			}
+		}()
 	}
 	rmv := func(e dnssd.BrowseEntry) {
+		key := e.ServiceInstanceName()
+		mu.Lock()
+		delete(seen, key)
+		mu.Unlock()
 		b.mu.Lock()
-		defer b.mu.Unlock()
-		delete(b.boxes, e.ServiceInstanceName())
+		delete(b.boxes, key)
+		b.mu.Unlock()
 	}
-	err := dnssd.LookupType(ctx, ServiceType+".local.", add, rmv)
-	if ctx.Err() != nil {
-		return nil
+	err := dnssd.LookupType(rctx, ServiceType+".local.", add, rmv)
+	wg.Wait()
+	if rctx.Err() != nil {
+		err = nil // the round's end
 	}
-	return err
+	mu.Lock()
+	defer mu.Unlock()
+	return seen, err
 }
 
 // Entry reads one record: the box's name, its first IPv4 address and the
