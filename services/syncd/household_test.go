@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/daemon"
-	"github.com/storybox/storybox/services/internal/syncapi"
 	"github.com/storybox/storybox/services/internal/hhnet"
+	"github.com/storybox/storybox/services/internal/syncapi"
 )
 
 // box is one syncd (and the Syncthing it runs) in a namespace of its own.
@@ -55,6 +55,7 @@ func (s *syncBuffer) String() string {
 // data, and starts them.
 func household(t *testing.T, n int) (*hhnet.Net, []*box) {
 	t.Helper()
+	hhnet.Wanted(t)
 	net := hhnet.New(t)
 	bin := t.TempDir()
 	syncthing := hhnet.Syncthing(t, bin)

@@ -34,6 +34,33 @@ type Net struct {
 	boxes  []string
 }
 
+// Wanted skips a household test unless STORYBOX_HOUSEHOLD is set: the
+// tests build Syncthing and run boxes for minutes, so `make
+// test-household` runs them rather than every `go test`.
+func Wanted(t testing.TB) {
+	t.Helper()
+	if os.Getenv("STORYBOX_HOUSEHOLD") == "" {
+		t.Skip("make test-household runs it (STORYBOX_HOUSEHOLD=1): it builds Syncthing and runs boxes in network namespaces")
+	}
+}
+
+// Limit makes box i's link to the bridge carry at most rate (tc's
+// notation, e.g. "40mbit"), so that a transfer lasts long enough to be
+// interrupted.
+func (n *Net) Limit(i int, rate string) error {
+	return run("tc", "-n", n.bridge, "qdisc", "replace", "dev", fmt.Sprintf("p%d", i), "root", "tbf", "rate", rate, "burst", "64kb", "latency", "200ms")
+}
+
+func run(name string, args ...string) error {
+	var stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}
+
 // Prefix of every namespace these tests make; a run removes what an
 // earlier, killed run left.
 const Prefix = "sbxhh"
