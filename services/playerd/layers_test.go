@@ -34,7 +34,8 @@ var corePackages = []string{
 	"playerd/internal/events/playerfeed",
 	"playerd/internal/fetch",
 	"playerd/internal/home",
-	"playerd/internal/lang", // the one decision of the box's language
+	"playerd/internal/household", // what a household of boxes shares, one file per entry, and how edits merge
+	"playerd/internal/lang",      // the one decision of the box's language
 	"playerd/internal/library",
 	"playerd/internal/message",  // the message on screen (the board) and the one handler of a posted one
 	"playerd/internal/onscreen", // what the screen shows, as others see it

@@ -31,6 +31,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
+	"github.com/storybox/storybox/services/playerd/internal/household"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/output"
@@ -83,17 +84,20 @@ type Box struct {
 	settings *settings.Store
 	lib      *library.Library
 	radio    *radio.Service
-	catalog  *Catalog
-	rules    *rules.Keeper
-	player   *player.Player
-	saver    *state.Saver
-	speech   *speech.Service
-	power    *Power
-	ha       *HomeAutomation
-	feed     *events.Bus
-	notify   notifiers // the feed, as the owners of state tell it (feed.go)
-	messages *message.Board
-	nav      *navStore
+	// household is the folder shared with the other boxes; nil without a
+	// box id.
+	household *household.Store
+	catalog   *Catalog
+	rules     *rules.Keeper
+	player    *player.Player
+	saver     *state.Saver
+	speech    *speech.Service
+	power     *Power
+	ha        *HomeAutomation
+	feed      *events.Bus
+	notify    notifiers // the feed, as the owners of state tell it (feed.go)
+	messages  *message.Board
+	nav       *navStore
 	// The parent's cards and input wiring: the core keeps them, what a
 	// card does and what the readers and buttons found, so that the admin
 	// API and the readers meet here and a backup holds them.
@@ -141,10 +145,12 @@ func New(cfg Config) (*Box, error) {
 	if err := state.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
+	restoredNow := false // a restore completed now, whose cards and stations replace the household's
 	if done, err := backup.Recover(cfg.Data); err != nil {
 		log.Error("restore journal", "error", err)
 	} else if done {
 		log.Warn("completed a restore that was interrupted")
+		restoredNow = true
 	}
 	if b.settings, err = settings.Open(cfg.Data); err != nil {
 		log.Warn("settings", "error", err)
@@ -167,6 +173,12 @@ func New(cfg Config) (*Box, error) {
 	}
 	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, Clock: b.clock, OnChange: n.catalog(events.CatalogRadio)}); err != nil {
 		log.Error("radio", "error", err)
+	}
+	b.openHousehold()
+	if b.household != nil {
+		if err := b.radio.Share(b.household, restoredNow); err != nil {
+			log.Warn("shared stations and podcasts", "error", err)
+		}
 	}
 	b.streams = stream.Config{Policy: cfg.Fetch, ReadTimeout: cfg.StreamReadTimeout, OnRetry: func(url string, err error, wait time.Duration) {
 		log.Warn("stream dropped, reconnecting", "url", url, "error", err, "wait", wait)
@@ -210,6 +222,11 @@ func New(cfg Config) (*Box, error) {
 	b.messages = message.NewBoard(nil, n.message)
 	if b.cardStore, err = cards.Load(cfg.Data, n.section(SectionCards)); err != nil {
 		log.Warn("card mappings", "error", err)
+	}
+	if b.household != nil {
+		if err := b.cardStore.Share(b.household, restoredNow); err != nil {
+			log.Warn("shared card mappings", "error", err)
+		}
 	}
 	if b.cards, err = b.newCards(); err != nil {
 		log.Warn("unknown cards", "error", err) // the list starts empty

@@ -1,5 +1,6 @@
 // Package cards turns card reads into player commands: the parent's
-// mappings from card ids to actions (cards.json, part of the backup), the
+// mappings from card ids to actions (cards.json, or one file per card in
+// the household's shared folder once shared; part of the backup), the
 // rules for a card that is already playing and for a card read twice,
 // teach mode ("learn the next card"), the cards nobody has assigned yet,
 // and the short sounds that tell a child what happened.
@@ -20,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/household"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -264,6 +266,9 @@ type Store struct {
 	mu    sync.Mutex
 	doc   Doc
 	saved bool // the file exists: a parent saved something
+	// shared holds the mappings once Share was called; cards.json then
+	// holds only same_card and sounds.
+	shared *household.Store
 }
 
 // Load reads cards.json from dir. A missing file gives the defaults; a
@@ -301,9 +306,29 @@ func (s *Store) load() error {
 }
 
 // Reload reads the file again, after a restore replaced (or removed) it.
+// Shared, the mappings of the restored file replace the household's.
 func (s *Store) Reload() error {
 	defer s.changed()
-	return s.load()
+	if err := s.load(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shared == nil {
+		return nil
+	}
+	return s.replaceShared()
+}
+
+// replaceShared makes the document read from cards.json, a restored one,
+// the household's mappings. s.mu is held.
+func (s *Store) replaceShared() error {
+	restored := s.doc.clone()
+	// A mapping this box cannot use stays as it is (reported).
+	cards, readErr := s.readShared()
+	s.doc.Cards = cards
+	s.saved = false // cards.json is written anew, without the mappings
+	return errors.Join(readErr, s.updateShared(func(d *Doc) error { *d = restored; return nil }))
 }
 
 // Get returns a copy of the document.
@@ -313,12 +338,12 @@ func (s *Store) Get() Doc {
 	return s.doc.clone()
 }
 
-// Read is the document as a backup holds it; nil while the defaults are in
-// use.
+// Read is the document as a backup holds it, the shared mappings included;
+// nil while the defaults are in use.
 func (s *Store) Read() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.saved {
+	if !s.saved && len(s.doc.Cards) == 0 {
 		return nil, nil
 	}
 	return Encode(s.doc)
@@ -337,6 +362,9 @@ func (s *Store) Update(f func(*Doc) error) error {
 }
 
 func (s *Store) update(f func(*Doc) error) error {
+	if s.shared != nil {
+		return s.updateShared(f)
+	}
 	d := s.doc.clone()
 	if err := f(&d); err != nil {
 		return err

@@ -87,10 +87,19 @@ func (u *unknownList) save() error {
 }
 
 // Unknown returns the cards read but not assigned, most recent first.
+// A card another box of the household mapped meanwhile is known here too
+// and is left out.
 func (s *Service) Unknown() []Unknown {
+	known := s.o.Store.Get().Cards
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Unknown{}, s.unknown.cards...)
+	out := []Unknown{}
+	for _, u := range s.unknown.cards {
+		if _, ok := known[u.ID]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // ForgetUnknown removes a card from the unknown list.

@@ -15,6 +15,7 @@ import (
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/clock"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
+	"github.com/storybox/storybox/services/playerd/internal/household"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/podcast"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -52,8 +53,11 @@ type Service struct {
 	wake   chan struct{}
 
 	edit sync.Mutex // one change of radio.json at a time
-	mu   sync.RWMutex
-	cfg  Config
+	// shared holds the entries once Share was called; radio.json is then
+	// only where a restore puts them.
+	shared *household.Store
+	mu     sync.RWMutex
+	cfg    Config
 	// feeds by podcast id, what the last refresh found; saved to cacheFile.
 	feeds   map[string]*feedState
 	folders []library.Folder
@@ -111,6 +115,16 @@ func (s *Service) Reload() error {
 	if err != nil {
 		return fmt.Errorf("radio: %s: %w (no stations or podcasts until it is fixed or saved anew)", FileName, err)
 	}
+	s.edit.Lock()
+	if s.shared != nil {
+		// A restore: the backup's entries replace the household's.
+		defer s.edit.Unlock()
+		if err := s.saveShared(cfg); err != nil {
+			return err
+		}
+		return s.writeEmpty()
+	}
+	s.edit.Unlock()
 	s.mu.Lock()
 	s.cfg = cfg
 	s.rebuild()
@@ -123,6 +137,12 @@ func (s *Service) Reload() error {
 // Read returns radio.json as the box has it, for backups; nil when the
 // parent configured nothing.
 func (s *Service) Read() ([]byte, error) {
+	s.edit.Lock()
+	shared := s.shared != nil
+	s.edit.Unlock()
+	if shared {
+		return s.readConfig()
+	}
 	data, err := os.ReadFile(filepath.Join(s.dir, FileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -141,6 +161,9 @@ func (s *Service) poke() {
 // save writes cfg and, once it is on disk, makes it the one in use.
 // Callers hold s.edit.
 func (s *Service) save(cfg Config) error {
+	if s.shared != nil {
+		return s.saveShared(cfg)
+	}
 	if err := cfg.Validate(s.opts.Policy); err != nil {
 		return err
 	}
