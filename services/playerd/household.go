@@ -29,38 +29,58 @@ func openHousehold(cfg Config, core *box.Box, host string, log *slog.Logger) *hh
 // seconds, not once per file.
 const rescanPause = 5 * time.Second
 
-// followHousehold acts on what Syncthing changed on this box: the library
-// is scanned again (a track appears once it is complete: Syncthing writes
-// it under a temporary name and renames it at the end).
+// followHousehold acts on what Syncthing changed on this box: the
+// household folder is reconciled (conflict files resolved by the rule, the
+// cards and catalog read again) and the library is scanned again (a track
+// appears once it is complete: Syncthing writes it under a temporary name
+// and renames it at the end), each at most every rescanPause.
 func followHousehold(ctx context.Context, sup *daemon.Group, l *hhlink.Link, core *box.Box, log *slog.Logger) {
-	media := make(chan struct{}, 1)
+	media, shared := make(chan struct{}, 1), make(chan struct{}, 1)
+	poke := func(c chan struct{}) {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
 	sup.Restarting(ctx, "household changes", func(ctx context.Context) error {
 		return l.Follow(ctx, func(folder string) {
-			if folder == syncapi.MediaFolder {
-				select {
-				case media <- struct{}{}:
-				default:
-				}
+			switch folder {
+			case syncapi.MediaFolder:
+				poke(media)
+			case syncapi.HouseholdFolder:
+				poke(shared)
 			}
 		})
 	})
-	sup.Restarting(ctx, "household rescans", func(ctx context.Context) error {
+	sup.Restarting(ctx, "household reconcile", paced(shared, func(ctx context.Context) {
+		if _, err := core.Reconcile(); err != nil {
+			log.Warn("household folder after a sync", "error", err)
+		}
+	}))
+	sup.Restarting(ctx, "household rescans", paced(media, func(ctx context.Context) {
+		if err := core.MediaSynced(ctx); err != nil {
+			log.Warn("library after a sync", "error", err)
+		}
+	}))
+}
+
+// paced runs do after each poke on c, at most every rescanPause.
+func paced(c <-chan struct{}, do func(context.Context)) func(context.Context) error {
+	return func(ctx context.Context) error {
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-media:
+			case <-c:
 			}
-			if _, err := core.Catalog().Scan(); err != nil {
-				log.Warn("library scan after a sync", "error", err)
-			}
+			do(ctx)
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-time.After(rescanPause):
 			}
 		}
-	})
+	}
 }
 
 // householdTXT adds the household's keys to the _mupibox._tcp record,

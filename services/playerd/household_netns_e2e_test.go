@@ -371,8 +371,8 @@ func TestHouseholdOfThree(t *testing.T) {
 	for _, x := range []*nsBox{a, b} {
 		x.ok("DELETE", "/api/admin/household/boxes/"+c.deviceID, "")
 	}
-	writeFile(t, filepath.Join(c.media, "Nur C", "c.wav"), song)
-	writeFile(t, filepath.Join(b.media, "Von B", "b.wav"), song)
+	putFile(t, filepath.Join(c.media, "Nur C", "c.wav"), song)
+	putFile(t, filepath.Join(b.media, "Von B", "b.wav"), song)
 	a.waitFor(90*time.Second, "B's later file", func() bool { return tracks(a.folder("Von B")) == 1 })
 	if !gone(filepath.Join(a.media, "Nur C")) || !gone(filepath.Join(b.media, "Nur C")) {
 		t.Error("a removed box's change arrived")
@@ -396,7 +396,7 @@ func visible(ents []os.DirEntry) []string {
 	return out
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func putFile(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
