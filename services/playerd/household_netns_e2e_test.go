@@ -268,6 +268,17 @@ func tracks(f map[string]any) int {
 // pair: a adds b, found by mDNS; b's parent accepts a's request.
 func pair(t *testing.T, a, b *nsBox) {
 	t.Helper()
+	waitFound(a, b)
+	a.ok("POST", "/api/admin/household/boxes", `{"device_id":"`+b.deviceID+`"}`)
+	if st := b.household(); len(st["requests"].([]any)) != 1 {
+		t.Fatalf("box %d has no request from box %d: %v", b.i, a.i, st["requests"])
+	}
+	b.ok("POST", "/api/admin/household/requests/"+a.deviceID+"/accept", "")
+}
+
+// waitFound waits until a sees b announced by mDNS.
+func waitFound(a, b *nsBox) {
+	a.t.Helper()
 	a.waitFor(90*time.Second, fmt.Sprintf("box %d found by mDNS", b.i), func() bool {
 		for _, f := range a.household()["found"].([]any) {
 			if f.(map[string]any)["device_id"] == b.deviceID {
@@ -276,11 +287,6 @@ func pair(t *testing.T, a, b *nsBox) {
 		}
 		return false
 	})
-	a.ok("POST", "/api/admin/household/boxes", `{"device_id":"`+b.deviceID+`"}`)
-	if st := b.household(); len(st["requests"].([]any)) != 1 {
-		t.Fatalf("box %d has no request from box %d: %v", b.i, a.i, st["requests"])
-	}
-	b.ok("POST", "/api/admin/household/requests/"+a.deviceID+"/accept", "")
 }
 
 func connected(b *nsBox, n int) func() bool {
@@ -339,7 +345,7 @@ func TestHouseholdOfThree(t *testing.T) {
 	pair(t, a, c)
 	pair(t, b, c)
 	// The fourth box asks A; nobody accepts.
-	d.waitFor(90*time.Second, "box 1 found", func() bool { return len(d.household()["found"].([]any)) >= 1 })
+	waitFound(d, a)
 	d.ok("POST", "/api/admin/household/boxes", `{"device_id":"`+a.deviceID+`"}`)
 	for _, x := range boxes[:3] {
 		x.waitFor(90*time.Second, "connected to both others", connected(x, 2))
@@ -360,6 +366,45 @@ func TestHouseholdOfThree(t *testing.T) {
 		t.Errorf("C plays B's upload: %v", st["state"])
 	}
 	c.ok("POST", "/api/command", `{"action":"stop"}`)
+
+	// A card taught on A is known on B and C; a station added on C
+	// appears on A and B.
+	start = time.Now()
+	a.ok("PUT", "/api/admin/cards/0004921380", `{"action":"folder","folder_id":"`+id+`","name":"Lied"}`)
+	for _, x := range []*nsBox{b, c} {
+		x.waitFor(90*time.Second, "A's card", func() bool { return cardName(x, "0004921380") == "Lied" })
+	}
+	t.Logf("a card taught on A known on B and C after %s", time.Since(start).Round(time.Millisecond))
+	c.ok("POST", "/api/admin/stations", `{"name":"Kinderfunk","url":"https://radio.example/kids.mp3"}`)
+	for _, x := range []*nsBox{a, b} {
+		x.waitFor(90*time.Second, "C's station", func() bool { return hasStation(x, "Kinderfunk") })
+	}
+
+	// The same card changed on A and on B while B is cut off converges to
+	// one value everywhere, and no conflict file is left.
+	if err := n.Link(b.i, false); err != nil {
+		t.Fatal(err)
+	}
+	a.ok("PUT", "/api/admin/cards/0004921380", `{"action":"folder","folder_id":"`+id+`","name":"von A"}`)
+	b.ok("PUT", "/api/admin/cards/0004921380", `{"action":"folder","folder_id":"`+id+`","name":"von B"}`)
+	if err := n.Link(b.i, true); err != nil {
+		t.Fatal(err)
+	}
+	var agreed string
+	a.waitFor(120*time.Second, "the card's two versions converged with no conflict file", func() bool {
+		names := map[string]bool{}
+		for _, x := range []*nsBox{a, b, c} {
+			names[cardName(x, "0004921380")] = true
+			if conflicts(filepath.Join(x.dir, "data", "household")) > 0 {
+				return false
+			}
+		}
+		for k := range names {
+			agreed = k
+		}
+		return len(names) == 1 && (agreed == "von A" || agreed == "von B")
+	})
+	t.Logf("the card changed on A and B while apart is %q everywhere", agreed)
 
 	// A folder deleted on A is gone everywhere.
 	a.ok("DELETE", "/api/admin/library/folders/"+id, "")
@@ -384,6 +429,43 @@ func TestHouseholdOfThree(t *testing.T) {
 	if st := a.household(); len(st["requests"].([]any)) != 1 {
 		t.Errorf("the fourth box's request is not waiting on A: %v", st["requests"])
 	}
+}
+
+func cardName(b *nsBox, card string) string {
+	v, err := b.get("/api/admin/cards")
+	if err != nil {
+		return ""
+	}
+	cards, _ := v.(map[string]any)["cards"].(map[string]any)
+	m, _ := cards[card].(map[string]any)
+	name, _ := m["name"].(string)
+	return name
+}
+
+func hasStation(b *nsBox, name string) bool {
+	v, err := b.get("/api/admin/stations")
+	if err != nil {
+		return false
+	}
+	list, _ := v.(map[string]any)["stations"].([]any)
+	for _, s := range list {
+		if s.(map[string]any)["name"] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// conflicts counts Syncthing's conflict files below dir.
+func conflicts(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), ".sync-conflict-") {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 func visible(ents []os.DirEntry) []string {
