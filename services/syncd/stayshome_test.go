@@ -157,4 +157,3 @@ func rss(pid int) int {
 	return 0
 }
 
-var _ = rss

@@ -258,7 +258,12 @@ func (e *Engine) start(ctx context.Context, log *slog.Logger) (done <-chan error
 		return nil, nil, err
 	}
 	cmd := exec.Command(e.cfg.Program, "serve", "--home="+home, "--no-browser", "--no-restart", "--no-upgrade", "--logflags=0")
-	cmd.Env = append(os.Environ(), "STNORESTART=1", "STNOUPGRADE=1", "STNODEFAULTFOLDER=1",
+	// STMONITORED: Syncthing itself, without its monitor process, which
+	// would start it as a child and restart it; syncd is the supervisor,
+	// and the priorities, memory limit and kills then reach the process
+	// that does the work (v1.30.0's cmd/syncthing runs syncthingMain
+	// directly with it).
+	cmd.Env = append(os.Environ(), "STNORESTART=1", "STNOUPGRADE=1", "STNODEFAULTFOLDER=1", "STMONITORED=1",
 		"GOMEMLIMIT="+strconv.FormatInt(e.cfg.MemoryLimit, 10))
 	// Syncthing's log goes to syncd's stderr, which gokrazy keeps.
 	out := e.cfg.Output
