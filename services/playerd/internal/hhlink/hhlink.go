@@ -117,7 +117,9 @@ func New(cfg Config) *Link {
 	return l
 }
 
-const quick = 5 * time.Second
+// quick bounds a call to syncd; syncd bounds what it asks Syncthing for a
+// status well below it.
+const quick = 10 * time.Second
 
 func (l *Link) call(ctx context.Context, method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, quick)

@@ -119,7 +119,9 @@ func Status(ctx context.Context, d Deps) syncapi.Status {
 	running := state == syncapi.StateRunning
 	var connected map[string]bool
 	if running {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// Syncthing busy hashing answers late; the status then tells
+		// less rather than come late itself (playerd waits 10 s).
+		ctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
 		connected, _ = d.Engine.Client.Connected(ctx)
 		for _, f := range []struct{ id, path string }{{syncapi.HouseholdFolder, d.Household}, {syncapi.MediaFolder, d.Media}} {
