@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/storybox/storybox/services/internal/syncapi"
+	"github.com/storybox/storybox/services/playerd/internal/hhlink"
 )
 
 // Device ids in Syncthing's form for the stand-in households.
@@ -215,4 +216,14 @@ func TestHouseholdAdmin(t *testing.T) {
 		t.Errorf("household without a session: %d", r.code)
 	}
 	anon.ok("POST", "/api/household/requests", `{"device_id":"`+cousinBox+`","name":"vetter","port":22000}`)
+
+	// At most MaxRequests wait: a box on the network cannot fill the page.
+	for i := 1; i < hhlink.MaxRequests; i++ {
+		id := strings.Repeat(string(rune('E'+i)), 7)
+		anon.ok("POST", "/api/household/requests", `{"device_id":"`+strings.Repeat(id+"-", 7)+id+`","name":"x","port":22000}`)
+	}
+	r := anon.send("POST", "/api/household/requests", []byte(`{"device_id":"`+strings.Repeat("ZZZZZZZ-", 7)+`ZZZZZZZ","name":"x","port":22000}`))
+	if r.code != http.StatusTooManyRequests || r.body["code"] != "household_requests_full" {
+		t.Errorf("a request beyond the limit: %d %s", r.code, r.raw)
+	}
 }
