@@ -26,18 +26,17 @@ import (
 // nsBox is one box of the household test: netd (its mDNS), syncd (and
 // the Syncthing it runs) and playerd, in a network namespace of its own.
 type nsBox struct {
-	t          *testing.T
-	i          int
-	ns, dir    string
-	media      string
-	hc         *http.Client
-	procs      map[string]*exec.Cmd
-	done       map[string]chan struct{}
-	logs       map[string]*lockedBuffer
-	bins       map[string]string
-	mu         sync.Mutex
-	deviceID   string
-	syncthingB string
+	t        *testing.T
+	i        int
+	ns, dir  string
+	media    string
+	hc       *http.Client
+	procs    map[string]*exec.Cmd
+	done     map[string]chan struct{}
+	logs     map[string]*lockedBuffer
+	bins     map[string]string
+	mu       sync.Mutex
+	deviceID string
 }
 
 type lockedBuffer struct {

@@ -156,4 +156,3 @@ func rss(pid int) int {
 	}
 	return 0
 }
-
