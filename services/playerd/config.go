@@ -29,6 +29,7 @@ type Config struct {
 	Output  string
 	Hat     string
 	Net     string // netd's socket; empty: no Wi-Fi service
+	Sync    string // syncd's socket; empty: no household of boxes
 	Version string
 	// The speech program, its voice data, and an optional speech server.
 	SpeechProgram, SpeechData, SpeechRemote string
@@ -74,7 +75,7 @@ func (c Config) Validate() error {
 	if _, err := output.Parse(c.Output); err != nil {
 		return fmt.Errorf("-output: %w", err)
 	}
-	for name, path := range map[string]string{"-hat": c.Hat, "-net": c.Net} {
+	for name, path := range map[string]string{"-hat": c.Hat, "-net": c.Net, "-sync": c.Sync} {
 		if path == "" {
 			continue
 		}
@@ -138,6 +139,7 @@ func flags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Output, "output", "null", "audio output: null, wav:FILE or alsa[:CARD,DEV]")
 	fs.StringVar(&c.Hat, "hat", "", "Unix socket of hatd, the battery board service; empty: none")
 	fs.StringVar(&c.Net, "net", "", "Unix socket of netd, the Wi-Fi service and mDNS responder; empty: none")
+	fs.StringVar(&c.Sync, "sync", "", "Unix socket of syncd, the household's sync service (Syncthing); empty: none, the box shares nothing")
 	fs.StringVar(&c.SpeechProgram, "speech-program", speech.DefaultProgram, "speech program: text on stdin, WAV on stdout; missing: no voice")
 	fs.StringVar(&c.SpeechData, "speech-data", speech.DefaultDataDir, "voice data of the speech program")
 	fs.StringVar(&c.SpeechRemote, "speech-remote", "", "URL of a speech server on the home network, tried before the local voice; empty: none")

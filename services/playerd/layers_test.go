@@ -77,8 +77,10 @@ var libraryPackages = []string{
 	"internal/daemon",
 	"internal/fault",
 	"internal/netapi",
+	"internal/syncapi",
 	"playerd/internal/gate",
-	"playerd/internal/hat", // hatd's client; its monitor feeds the core's battery levels
+	"playerd/internal/hat",    // hatd's client; its monitor feeds the core's battery levels
+	"playerd/internal/hhlink", // syncd's client and the consent between boxes
 	"playerd/internal/httpserve",
 	"playerd/internal/metrics",
 	"playerd/internal/netclient",
@@ -90,6 +92,7 @@ var libraryPackages = []string{
 // anything: playerd's main, its tools and the tests' stand-ins.
 var wiringPackages = []string{
 	"internal/daemon/daemontest",
+	"internal/hhnet",
 	"playerd",
 	"playerd/cmd/demomedia",
 	"playerd/cmd/flood",

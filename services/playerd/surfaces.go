@@ -19,6 +19,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/haserve"
 	"github.com/storybox/storybox/services/playerd/internal/hat"
 	"github.com/storybox/storybox/services/playerd/internal/hav1"
+	"github.com/storybox/storybox/services/playerd/internal/hhlink"
 	"github.com/storybox/storybox/services/playerd/internal/httpserve"
 	"github.com/storybox/storybox/services/playerd/internal/input"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
@@ -46,6 +47,8 @@ type surfaces struct {
 	input   *input.Manager
 	hatd    *hat.Client       // nil without -hat
 	netd    *netclient.Client // nil without -net
+	// household is the household of boxes; nil without -sync.
+	household *hhlink.Link
 }
 
 func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysinfo.Ready, log *slog.Logger) (*surfaces, error) {
@@ -66,10 +69,16 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		conn, sys.Net = s.netd, system.Netd{Daemon: s.netd, Fallback: kernel}
 	}
 	machine := metrics.New("/proc", "/sys", cfg.Media)
+	s.household = openHousehold(cfg, core, host, log)
+	var household api.HouseholdAdmin // a nil *hhlink.Link is not a nil HouseholdAdmin
+	var txt func(context.Context, map[string]string) map[string]string
+	if s.household != nil {
+		household, txt = s.household, householdTXT(s.household, cfg.Listen)
+	}
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
 			Host: host, ID: core.ID(), Names: cfg.AllowHosts, Clock: clk, Addresses: h.certAddrs, CertCheck: h.certCheck,
-			Core: core.HomeAutomation()}, log)
+			Core: core.HomeAutomation(), TXT: txt}, log)
 	}
 	if s.display, err = openDisplay(cfg, h, core, conn, log); err != nil {
 		return nil, err
@@ -114,6 +123,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		LibraryAdmin: core.LibraryAdmin(),
 		SystemAdmin:  core.System(ready),
 		Backup:       core.Backup(),
+		Household:    household,
 	}))
 	if s.ha != nil {
 		s.ha.Handle(hav1.Deps{
@@ -174,6 +184,9 @@ func (s *surfaces) start(ctx context.Context, sup *daemon.Group, ln net.Listener
 		// A desktop's session bus can restart under a running box (a new
 		// login): MPRIS connects again, as every surface starts again.
 		sup.Restarting(ctx, "MPRIS", func(ctx context.Context) error { return mpris.Run(ctx, mc) })
+	}
+	if s.household != nil {
+		followHousehold(ctx, sup, s.household, s.core, s.log)
 	}
 	if s.ha != nil {
 		s.ha.Start(ctx, sup, s.log)

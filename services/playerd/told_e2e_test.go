@@ -47,9 +47,10 @@ func TestEveryAdminChangeIsTold(t *testing.T) {
 	media := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {3, 3}})
 	rs := newRadioServer(t)
 	netd := fakeNetd(t)
+	syncd, _ := fakeSyncd(t)
 	started := make(chan *running, 1)
 	b := startHABox(t, media, t.TempDir(), testClock(time.Now()), func(c *setup) {
-		c.Net, c.allowLoopback = netd, true
+		c.Net, c.Sync, c.allowLoopback = netd, syncd, true
 		c.onStart = func(x *running) { started <- x }
 	})
 	defer b.stop()
@@ -147,6 +148,21 @@ func TestEveryAdminChangeIsTold(t *testing.T) {
 		{route: "DELETE /api/admin/ha/pairing", status: 200, want: []string{section("home_automation")}},
 		{route: "DELETE /api/admin/ha/clients/{client_id}", path: fixed("/api/admin/ha/clients/" + homeAssistant.id),
 			status: 200, want: []string{section("home_automation")}},
+		// The household: a request from another box, accepted; a second
+		// one, declined; a box found on the network, added; one removed;
+		// the shared folders chosen.
+		{route: "POST /api/household/requests", body: str(`{"device_id":"` + grandmaBox + `","name":"oma","port":22000}`),
+			status: 200, want: []string{section("household")}},
+		{route: "POST /api/admin/household/requests/{device_id}/accept", path: fixed("/api/admin/household/requests/" + grandmaBox + "/accept"),
+			status: 200, want: []string{section("household")}},
+		{route: "DELETE /api/admin/household/requests/{device_id}", path: func() string {
+			admin.ok("POST", "/api/household/requests", `{"device_id":"`+cousinBox+`","name":"vetter","port":22000}`)
+			return "/api/admin/household/requests/" + cousinBox
+		}, status: 200, want: []string{section("household")}},
+		{route: "POST /api/admin/household/boxes", body: str(`{"device_id":"` + neighborBox + `"}`), status: 200, want: []string{section("household")}},
+		{route: "DELETE /api/admin/household/boxes/{device_id}", path: fixed("/api/admin/household/boxes/" + grandmaBox),
+			status: 200, want: []string{section("household")}},
+		{route: "PUT /api/admin/household/media", body: str(`{"all":false,"folders":["Hoerspiele"]}`), status: 200, want: []string{section("household")}},
 		// The backup taken before any of the above: its settings differ
 		// from the box's now, and every file it holds is put in force.
 		{route: "POST /api/admin/restore", ctype: restoreType, body: func() []byte { return restoreBody }, status: 200,

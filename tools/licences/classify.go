@@ -60,11 +60,15 @@ func newClassifier() (*licenceClassifier, error) {
 const minConfidence = 0.9
 
 // names are the licences found in text, sorted; none when it is not a
-// licence the classifier knows.
+// licence the classifier knows. A licence's own standard notice (the
+// classifier's "Header", e.g. Apache-2.0's "Licensed under the Apache
+// License, Version 2.0 …" that a module ships as its LICENSE, as
+// go-nat-pmp in Syncthing does) names the licence as its full text does;
+// the full text is in the notice either way.
 func (lc *licenceClassifier) names(text []byte) []string {
 	var names []string
 	for _, m := range lc.c.Match(text).Matches {
-		if m.MatchType == "License" && m.Confidence >= minConfidence && !slices.Contains(names, m.Name) {
+		if (m.MatchType == "License" || m.MatchType == "Header") && m.Confidence >= minConfidence && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}

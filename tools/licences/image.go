@@ -23,8 +23,13 @@ type instance struct {
 	FirmwarePackage string
 	EEPROMPackage   string
 	InitPkg         string
-	PackageConfig   map[string]struct{ ExtraFilePaths map[string]string }
-	dir             string // the instance's directory
+	PackageConfig   map[string]struct {
+		ExtraFilePaths map[string]string
+		// GoBuildTags select files as they do when gok builds the
+		// package (Syncthing's noassets).
+		GoBuildTags []string
+	}
+	dir string // the instance's directory
 }
 
 func readInstance(dir string) (*instance, error) {
@@ -94,27 +99,35 @@ type goModule struct {
 // deps lists every package the image's Go programs are built from, as gok
 // builds them: each in its build directory, for the image's GOOS/GOARCH.
 func (in *instance) deps() ([]goPackage, error) {
-	byDir := map[string][]string{}
-	var dirs []string
+	// Programs are listed together when they share a build directory and
+	// build tags.
+	type build struct{ dir, tags string }
+	byBuild := map[build][]string{}
+	var builds []build
 	for _, p := range in.programs() {
 		d, err := in.buildDir(p)
 		if err != nil {
 			return nil, err
 		}
-		if byDir[d] == nil {
-			dirs = append(dirs, d)
+		b := build{d, strings.Join(in.PackageConfig[p].GoBuildTags, ",")}
+		if byBuild[b] == nil {
+			builds = append(builds, b)
 		}
-		byDir[d] = append(byDir[d], p)
+		byBuild[b] = append(byBuild[b], p)
 	}
 	var all []goPackage
-	for _, d := range dirs {
-		cmd := exec.Command("go", append([]string{"list", "-deps", "-json=ImportPath,Dir,Standard,Module"}, byDir[d]...)...)
-		cmd.Dir, cmd.Env = d, in.env()
+	for _, b := range builds {
+		args := []string{"list", "-deps", "-json=ImportPath,Dir,Standard,Module"}
+		if b.tags != "" {
+			args = append(args, "-tags="+b.tags)
+		}
+		cmd := exec.Command("go", append(args, byBuild[b]...)...)
+		cmd.Dir, cmd.Env = b.dir, in.env()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go list in %s: %w: %s", d, err, stderr.Bytes())
+			return nil, fmt.Errorf("go list in %s: %w: %s", b.dir, err, stderr.Bytes())
 		}
 		dec := json.NewDecoder(bytes.NewReader(out))
 		for {
@@ -122,7 +135,7 @@ func (in *instance) deps() ([]goPackage, error) {
 			if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
-				return nil, fmt.Errorf("go list in %s: %w", d, err)
+				return nil, fmt.Errorf("go list in %s: %w", b.dir, err)
 			}
 			all = append(all, p)
 		}

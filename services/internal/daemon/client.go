@@ -81,7 +81,7 @@ func (c *Client) Call(ctx context.Context, method, path string, in, out any) err
 		}
 		// The daemon's wait goes on to the caller's client.
 		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error, RetryAfter: time.Duration(max(wait, 0)) * time.Second}
+		return &fault.Error{Kind: passedOn(e.Kind), Msg: e.Error, RetryAfter: time.Duration(max(wait, 0)) * time.Second, Code: e.Code}
 	}
 	if out == nil {
 		return nil

@@ -14,6 +14,10 @@ import (
 type ErrorBody struct {
 	Error string `json:"error"`
 	Kind  string `json:"kind"`
+	// Code is the error's code when it has one of its own
+	// (fault.Error.Coded), which the client passes on to its caller so a
+	// page can say it in its own words.
+	Code string `json:"code,omitempty"`
 }
 
 // MaxBody bounds a request body on a daemon's socket.
@@ -34,7 +38,11 @@ func Socket(log *slog.Logger) *answer.Surface {
 }
 
 func errorShape(err error) (int, any) {
-	return answer.Status(err), ErrorBody{Error: fault.Message(err), Kind: string(fault.KindOf(err))}
+	body := ErrorBody{Error: fault.Message(err), Kind: string(fault.KindOf(err))}
+	if c := fault.CodeOf(err); c != fault.KindCode(fault.KindOf(err)) {
+		body.Code = c
+	}
+	return answer.Status(err), body
 }
 
 // Handler serves mux on a daemon's socket through s: its own 404 and 405

@@ -35,6 +35,9 @@ func testDaemon(t *testing.T) *Client {
 		k := fault.Kind(strings.ReplaceAll(r.PathValue("kind"), "_", " "))
 		s.Answer(w, r, nil, fault.Wrap(k, errors.New("/secret/path"), "it went wrong"))
 	})
+	mux.HandleFunc("GET /coded", func(w http.ResponseWriter, r *http.Request) {
+		s.Fail(w, r, fault.New(fault.Conflict, "household full").Coded("household_full"))
+	})
 	mux.HandleFunc("GET /later", func(w http.ResponseWriter, r *http.Request) {
 		s.Fail(w, r, fault.Retry(fault.Busy, 3*time.Second, "board busy"))
 	})
@@ -86,6 +89,14 @@ func TestClientCall(t *testing.T) {
 		if fault.KindOf(err) != tc.kind || fault.Message(err) != tc.msg {
 			t.Errorf("%s: %v (%s, %q), want %s %q", tc.path, err, fault.KindOf(err), fault.Message(err), tc.kind, tc.msg)
 		}
+	}
+	// A daemon's own code reaches the caller, whose page says it in its
+	// words; a kind's code is not sent twice.
+	if err := c.Call(ctx, "GET", "/coded", nil, nil); fault.CodeOf(err) != "household_full" || fault.KindOf(err) != fault.Conflict {
+		t.Errorf("coded: %v (%s)", err, fault.CodeOf(err))
+	}
+	if err := c.Call(ctx, "GET", "/fail/conflict", nil, nil); fault.CodeOf(err) != "conflict" {
+		t.Errorf("a kind's code: %q", fault.CodeOf(err))
 	}
 	// A daemon's wait reaches the caller.
 	if err := c.Call(ctx, "GET", "/later", nil, nil); fault.KindOf(err) != fault.Busy || fault.RetryAfterOf(err) != 3*time.Second {

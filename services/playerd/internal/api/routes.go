@@ -86,6 +86,8 @@ type Deps struct {
 	Input InputAdmin
 	// Radio is the parent's stations and podcasts; optional.
 	Radio RadioAdmin
+	// Household is the household of boxes (syncd); optional.
+	Household HouseholdAdmin
 	// UIRestart reaches the screen's supervision (a request, not the
 	// screen); optional.
 	UIRestart ScreenRestarts
@@ -320,6 +322,16 @@ func (h *handler) routes(r *mux.Router) {
 	radio.put("/api/admin/podcasts/{id}", h.updatePodcast)
 	radio.delete("/api/admin/podcasts/{id}", h.deletePodcast)
 	radio.post("/api/admin/podcasts/{id}/refresh", h.refreshPodcast)
+	// The household of boxes: the parent's side, and the join request
+	// another box sends (open: it only asks; a parent answers it here).
+	household := h.part(r, h.Household != nil, errNoHousehold)
+	household.get("/api/admin/household", h.householdView)
+	household.post("/api/admin/household/boxes", h.householdAdd)
+	household.delete("/api/admin/household/boxes/{device_id}", h.householdRemove)
+	household.post("/api/admin/household/requests/{device_id}/accept", h.householdAccept)
+	household.delete("/api/admin/household/requests/{device_id}", h.householdDecline)
+	household.put("/api/admin/household/media", h.householdMedia)
+	household.post("/api/household/requests", h.householdRequest)
 	parental := h.part(r, h.Parental != nil, errNoParental)
 	parental.get("/api/admin/parental", h.parental)
 	parental.put("/api/admin/parental", h.setParental)

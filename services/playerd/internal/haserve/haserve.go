@@ -48,7 +48,15 @@ type Config struct {
 	// Core is the core's side of the API (box.HomeAutomation): the
 	// pairing the API serves, and where it tells that it serves.
 	Core Core
+	// TXT, when set, gives the record's TXT keys with further keys of the
+	// box's (the household's, which let other boxes add this one), or
+	// nil while they are not known yet.
+	TXT func(ctx context.Context, base map[string]string) map[string]string
 }
+
+// txtRetry is how often the further TXT keys are asked for while they are
+// not known (syncd starts beside playerd and may answer later).
+const txtRetry = 30 * time.Second
 
 // Core is what the API needs of the core's home-automation facet.
 type Core interface {
@@ -162,15 +170,47 @@ func (s *Service) Announce(ctx context.Context, sup *daemon.Group, netd Announce
 		log.Info("home-automation API not announced by mDNS: no network service (-net)")
 		return
 	}
-	svc := hav1.MDNSService(s.cfg.Host, s.cfg.ID, s.port())
+	base := hav1.MDNSService(s.cfg.Host, s.cfg.ID, s.port())
 	sup.Restarting(ctx, "mDNS announcement", func(ctx context.Context) error {
-		netd.KeepAnnounced(ctx, svc, 0, func(err error) {
-			if err != nil {
-				log.Warn("home-automation API not announced by netd", "error", err)
-			} else {
-				log.Info("home-automation API announced by netd", "service", svc.Type, "port", svc.Port)
+		for ctx.Err() == nil {
+			svc, complete := base, s.cfg.TXT == nil
+			if !complete {
+				if txt := s.cfg.TXT(ctx, base.Text); txt != nil {
+					svc.Text, complete = txt, true
+				}
 			}
-		})
+			actx, cancel := context.WithCancel(ctx)
+			if !complete {
+				// Announced without the further keys now, and again
+				// with them once they are known.
+				go func() {
+					t := time.NewTicker(txtRetry)
+					defer t.Stop()
+					for {
+						select {
+						case <-actx.Done():
+							return
+						case <-t.C:
+							if s.cfg.TXT(actx, base.Text) != nil {
+								cancel()
+								return
+							}
+						}
+					}
+				}()
+			}
+			netd.KeepAnnounced(actx, svc, 0, func(err error) {
+				if err != nil {
+					log.Warn("home-automation API not announced by netd", "error", err)
+				} else {
+					log.Info("home-automation API announced by netd", "service", svc.Type, "port", svc.Port)
+				}
+			})
+			cancel()
+			if complete {
+				return nil
+			}
+		}
 		return nil
 	})
 }

@@ -13,11 +13,12 @@ import * as cards from './cards.js';
 import * as input from './input.js';
 import * as network from './network.js';
 import * as system from './system.js';
+import * as household from './household.js';
 
 const sections = [
   ['player', player], ['settings', settings], ['library', library], ['home', home],
   ['radio', radio], ['parental', parental], ['cards', cards], ['input', input],
-  ['network', network], ['system', system],
+  ['network', network], ['household', household], ['system', system],
 ];
 
 const main = document.getElementById('main');
