@@ -37,6 +37,7 @@ var corePackages = []string{
 	"playerd/internal/household", // what a household of boxes shares, one file per entry, and how edits merge
 	"playerd/internal/lang",      // the one decision of the box's language
 	"playerd/internal/library",
+	"playerd/internal/measure",  // the library's loudness, measured in the background
 	"playerd/internal/message",  // the message on screen (the board) and the one handler of a posted one
 	"playerd/internal/onscreen", // what the screen shows, as others see it
 	"playerd/internal/output",
@@ -82,6 +83,7 @@ var libraryPackages = []string{
 	"playerd/internal/hat",    // hatd's client; its monitor feeds the core's battery levels
 	"playerd/internal/hhlink", // syncd's client and the consent between boxes
 	"playerd/internal/httpserve",
+	"playerd/internal/loudness", // BS.1770 / R128 measurement
 	"playerd/internal/metrics",
 	"playerd/internal/netclient",
 	"playerd/internal/netlimit",
