@@ -13,7 +13,7 @@ func TestModeCommandsRefuseBadValues(t *testing.T) {
 	cat := catalog{"f": folderOf(t, "f", 1, 1)}
 	h := newHarness(t, cat, Config{}, &recSink{})
 	h.do(Command{Action: ActFolder, FolderID: "f"})
-	before := h.p.Status()
+	before := h.do(Command{Action: ActPause})
 	for _, in := range []string{
 		`{"action":"shuffle"}`,
 		`{"action":"shuffle","value":1}`,
@@ -36,7 +36,7 @@ func TestModeCommandsRefuseBadValues(t *testing.T) {
 		h.fails(c, fault.Invalid)
 	}
 	after := h.p.Status()
-	if after.Shuffle != before.Shuffle || after.Repeat != before.Repeat || after.Index != before.Index || after.Mode != before.Mode {
+	if after.Shuffle != before.Shuffle || after.Repeat != before.Repeat || after.Index != before.Index || after.Mode != before.Mode || after.Position != before.Position {
 		t.Errorf("refused commands changed the status: %+v → %+v", before, after)
 	}
 }
