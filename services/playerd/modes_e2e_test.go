@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
@@ -93,9 +94,15 @@ func TestFolderModeSetByAParent(t *testing.T) {
 	}
 	c.do("POST", "/api/command", `{"action":"repeat","value":"album"}`).want(t, "repeat album", 400, "")
 	c.do("POST", "/api/command", `{"action":"shuffle","value":"yes"}`).want(t, "shuffle yes", 400, "")
+	stream := openStream(t, base, "")
+	defer stream.close()
+	stream.next(t) // the status
 	if st = c.command(`{"action":"shuffle","value":true}`); st["shuffle"] != true || st["repeat"] != "folder" {
 		t.Errorf("shuffle on: %v %v", st["shuffle"], st["repeat"])
 	}
+	stream.until(t, "the modes event", func(e sseEvent) bool {
+		return e.Event == "modes" && strings.Contains(e.Data, `"shuffle":true,"repeat":"folder","mode":"repeat_one"`)
+	})
 }
 
 // repeat_one loops a 2 s track three times on the speaker, each loop
