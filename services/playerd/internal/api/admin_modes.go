@@ -59,3 +59,25 @@ func (h *handler) withModes(folders []library.Folder) []libraryFolder {
 	}
 	return out
 }
+
+// adminDir is a directory of GET /api/admin/library/folders with the mode
+// its folder starts in, for the admin page's choice.
+type adminDir struct {
+	library.Dir
+	Mode player.Mode `json:"mode"`
+}
+
+func (h *handler) dirModes(dirs []library.Dir) []adminDir {
+	var modes map[string]player.Mode
+	if h.FolderModes != nil {
+		modes = h.FolderModes.FolderModes()
+	}
+	out := make([]adminDir, len(dirs))
+	for i, d := range dirs {
+		out[i] = adminDir{Dir: d, Mode: player.ModeNormal}
+		if m, ok := modes[d.ID]; ok {
+			out[i].Mode = m
+		}
+	}
+	return out
+}
