@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/storybox/storybox/services/playerd/internal/state"
 	"github.com/storybox/storybox/services/playerd/internal/testmedia"
 )
 
@@ -222,4 +225,59 @@ func TestSeekDeltaAtBothEnds(t *testing.T) {
 	waitStatus(t, c, "the next track", func(st map[string]any) bool { return st["index"] == 1.0 })
 	c.do("POST", "/api/command", `{"action":"seek_delta"}`).want(t, "no value", 400, "")
 	c.do("POST", "/api/command", `{"action":"seek_delta","value":"10"}`).want(t, "a word", 400, "")
+}
+
+// kill -9 of a shuffled queue: the restarted box continues the order that
+// was on disk, in the same track, and resume of the folder later too.
+func TestShuffleOrderSurvivesKillNine(t *testing.T) {
+	bin := buildPlayerd(t)
+	media, data := t.TempDir(), t.TempDir()
+	for i := range 6 {
+		if err := testmedia.WriteTone(filepath.Join(media, "Lieder", fmt.Sprintf("Lied %d.wav", i+1)), 30, 8000, 220*float64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := startPlayerd(t, bin, media, data)
+	id := b.folderIDs1(t)
+	c := client(t, b.base)
+	c.command(`{"action":"folder","folder_id":"` + id + `","mode":"shuffle"}`)
+	c.command(`{"action":"pause"}`)
+	c.command(`{"action":"next"}`)
+	at := c.command(`{"action":"next"}`)["index"].(float64)
+	// The kill comes once the state the box acknowledged is on disk.
+	var disk state.Saved
+	waitUntil(t, "the queue on disk", 10*time.Second, func() bool {
+		var err error
+		disk, err = state.Load(data)
+		return err == nil && disk.Queue != nil && float64(disk.Queue.Index) == at && len(disk.Queue.Order) == 6
+	})
+	order := disk.Queue.Order
+	if !disk.Queue.Shuffle || disk.Queue.Mode != "shuffle" || order[2] != int(at) {
+		t.Fatalf("on disk: %+v, at %v", disk.Queue, at)
+	}
+	b.kill(t)
+
+	b = startPlayerd(t, bin, media, data)
+	c = client(t, b.base)
+	st := c.do("GET", "/api/status", "").body
+	if st["index"] != at || st["shuffle"] != true || st["mode"] != "shuffle" || st["state"] != "paused" {
+		t.Fatalf("after kill -9: index %v shuffle %v mode %v state %v, want %v shuffled and paused", st["index"], st["shuffle"], st["mode"], st["state"], at)
+	}
+	got := []int{int(at)}
+	for range 2 {
+		got = append(got, int(c.command(`{"action":"next"}`)["index"].(float64)))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(order[2:5]) {
+		t.Errorf("after kill -9 played %v, want the order on disk %v", got, order[2:5])
+	}
+	// Left at the fifth of the order: resume continues with the sixth.
+	c.command(`{"action":"seek","value":8}`)
+	c.command(`{"action":"stop"}`)
+	st = c.command(fmt.Sprintf(`{"action":"resume","folder_id":%q,"item_index":%d}`, id, order[4]))
+	if st["index"] != float64(order[4]) || st["position"].(float64) < 8 {
+		t.Errorf("resume: index %v at %v, want %d at 8 s", st["index"], st["position"], order[4])
+	}
+	if next := c.command(`{"action":"next"}`)["index"]; next != float64(order[5]) {
+		t.Errorf("after resume, next is %v, want %d", next, order[5])
+	}
 }
