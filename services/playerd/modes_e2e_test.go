@@ -272,7 +272,6 @@ func TestShuffleOrderSurvivesKillNine(t *testing.T) {
 	}
 	// Left at the fifth of the order: resume continues with the sixth.
 	c.command(`{"action":"seek","value":8}`)
-	c.command(`{"action":"stop"}`)
 	st = c.command(fmt.Sprintf(`{"action":"resume","folder_id":%q,"item_index":%d}`, id, order[4]))
 	if st["index"] != float64(order[4]) || st["position"].(float64) < 8 {
 		t.Errorf("resume: index %v at %v, want %d at 8 s", st["index"], st["position"], order[4])
