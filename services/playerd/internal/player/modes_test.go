@@ -304,3 +304,28 @@ func TestSeekDeltaClampsToTheTrack(t *testing.T) {
 		h.waitFor("the next track", func(s Status) bool { return s.Index == 1 })
 	})
 }
+
+// BenchmarkPersistShuffled measures the per-period check of whether the
+// state changed (persist, once after every period while playing) for a
+// shuffled queue of 300 tracks: the order must cost nothing per period.
+// The same queue in order is the baseline.
+func BenchmarkPersistShuffled(b *testing.B) {
+	lengths := make([]float64, 300)
+	for i := range lengths {
+		lengths[i] = 0.01
+	}
+	f := folderOf(&testing.T{}, "f", lengths...)
+	for _, mode := range []Mode{ModeNormal, ModeShuffle} {
+		b.Run(string(mode), func(b *testing.B) {
+			p := New(Config{Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100, Rand: rand.NewPCG(1, 1)})
+			if err := p.startFolder("f", 0, false, mode); err != nil {
+				b.Fatal(err)
+			}
+			p.persist(state.Urgent)
+			b.ReportAllocs()
+			for b.Loop() {
+				p.persist(state.Routine)
+			}
+		})
+	}
+}
