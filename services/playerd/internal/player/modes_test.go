@@ -329,3 +329,27 @@ func BenchmarkPersistShuffled(b *testing.B) {
 		})
 	}
 }
+
+// repeat folder: after the last track the first follows, gaplessly, and
+// the queue plays on.
+func TestRepeatFolderLoopsGaplessly(t *testing.T) {
+	sink := &recSink{}
+	f := folderOf(t, "f", 0.1, 0.1)
+	h := newHarness(t, catalog{"f": f}, Config{FolderMode: modeOf(map[string]Mode{"f": ModeRepeat})}, sink)
+	if st := h.do(Command{Action: ActFolder, FolderID: "f"}); st.Repeat != RepeatFolder || st.Shuffle {
+		t.Fatalf("repeat: %+v", st)
+	}
+	h.waitFor("the second track", func(s Status) bool { return s.Index == 1 })
+	h.waitFor("the first again", func(s Status) bool { return s.Index == 0 && s.State == Playing })
+	h.do(Command{Action: ActPause})
+	heard := sink.heard()
+	if len(heard) < 3*4800 {
+		t.Fatalf("heard %d frames", len(heard))
+	}
+	for i := rampFrames; i < 3*4800; i++ {
+		level := []float64{1000, 2000}[i/4800%2] / 32768
+		if heard[i][0] != level || counter(heard[i]) != i%4800%1000 {
+			t.Fatalf("frame %d = %v, want track %d sample %d", i, heard[i], i/4800%2, i%4800)
+		}
+	}
+}
