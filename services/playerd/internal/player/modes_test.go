@@ -353,3 +353,27 @@ func TestRepeatFolderLoopsGaplessly(t *testing.T) {
 		}
 	}
 }
+
+// Final marks the last track of the play order (where the sleep timer's
+// "folder" ends), not the folder's last; in single every track is final.
+func TestFinalIsTheLastOfThePlayOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := folderOf(t, "f", 6, 6, 6, 6)
+		h := newHarness(t, catalog{"f": f}, Config{Rand: rand.NewPCG(2, 3)}, &recSink{perWrite: 2 * time.Millisecond})
+		h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeShuffle})
+		h.do(Command{Action: ActPause})
+		order := h.latest().Queue.Order
+		for k, i := range order {
+			st := h.p.Status()
+			if st.Index != i || st.Final != (k == len(order)-1) {
+				t.Fatalf("at %d of the order %v: index %d final %v", k, order, st.Index, st.Final)
+			}
+			if k < len(order)-1 {
+				h.do(Command{Action: ActNext})
+			}
+		}
+		if st := h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeSingle}); !st.Final {
+			t.Errorf("single: %+v", st)
+		}
+	})
+}

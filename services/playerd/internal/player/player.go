@@ -462,6 +462,7 @@ func (p *Player) publish(notify bool) {
 		Jumps:     p.jumps,
 		Shuffle:   p.shuffle,
 		Repeat:    p.repeat,
+		Final:     p.final(),
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}
