@@ -341,6 +341,9 @@ func TestRepeatFolderLoopsGaplessly(t *testing.T) {
 	}
 	h.waitFor("the second track", func(s Status) bool { return s.Index == 1 })
 	h.waitFor("the first again", func(s Status) bool { return s.Index == 0 && s.State == Playing })
+	// The second again: the three tracks checked below are whole before
+	// the pause fades out what follows.
+	h.waitFor("the second again", func(s Status) bool { return s.Index == 1 && s.State == Playing })
 	h.do(Command{Action: ActPause})
 	heard := sink.heard()
 	if len(heard) < 3*4800 {
