@@ -470,6 +470,7 @@ func playingFrom(st player.Status) playingView {
 	if st.NowPlaying != nil {
 		p.NowPlaying = *st.NowPlaying
 	}
+	p.Shuffle, p.Repeat = st.Shuffle, st.Repeat
 	return p
 }
 

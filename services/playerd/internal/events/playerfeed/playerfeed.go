@@ -79,6 +79,13 @@ type (
 	Speech struct {
 		Speaking bool `json:"speaking"`
 	}
+	// Modes is events.KindModes: the queue's play switches and the mode
+	// its folder started in.
+	Modes struct {
+		Shuffle bool        `json:"shuffle"`
+		Repeat  string      `json:"repeat"`
+		Mode    player.Mode `json:"mode,omitempty"`
+	}
 )
 
 // Change is one event to publish.
@@ -122,6 +129,9 @@ func Changes(prev, cur player.Status, at time.Time) []Change {
 	}
 	if prev.Speaking != cur.Speaking {
 		out = append(out, Change{events.KindSpeech, Speech{cur.Speaking}})
+	}
+	if prev.Shuffle != cur.Shuffle || prev.Repeat != cur.Repeat || prev.Mode != cur.Mode {
+		out = append(out, Change{events.KindModes, Modes{cur.Shuffle, cur.Repeat, cur.Mode}})
 	}
 	return out
 }

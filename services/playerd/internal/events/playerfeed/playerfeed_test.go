@@ -62,6 +62,9 @@ func TestChanges(t *testing.T) {
 		{"headphones", func(s *player.Status) { s.Output, s.MaxVolume, s.Volume = player.OutputHeadphones, 60, 60 }, []events.Kind{events.KindOutput, events.KindVolume}},
 		{"headphones, and the volume already below their cap", func(s *player.Status) { s.Output = player.OutputHeadphones }, []events.Kind{events.KindOutput}},
 		{"stream title", func(s *player.Status) { s.NowPlaying = sp("Radio") }, []events.Kind{events.KindNowPlaying}},
+		{"shuffle", func(s *player.Status) { s.Shuffle = true }, []events.Kind{events.KindModes}},
+		{"repeat", func(s *player.Status) { s.Repeat = player.RepeatTrack }, []events.Kind{events.KindModes}},
+		{"a folder's mode", func(s *player.Status) { s.Mode = player.ModeSingle }, []events.Kind{events.KindModes}},
 	}
 	for _, c := range cases {
 		cur := loaded()
