@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -327,9 +328,16 @@ func TestRestoreContinuesTheQueuesEpisodeNotAnOlderResumePoint(t *testing.T) {
 		t.Fatalf("the podcast's resume point names %q, want ep1 (the test's premise)", rp.TrackID)
 	}
 
+	// The pause's answer and the state saved with it may differ by a frame
+	// (the answer's position is read while the last period drains), so the
+	// restart is held to what was saved, and that to the pause within 2
+	// frames at 48 kHz; under load the exact comparison failed now and then.
+	if saved.Queue == nil || math.Abs(saved.Queue.Position-paused.Position) > 2.0/48000 {
+		t.Fatalf("saved queue %+v, want one at the pause's %v s", saved.Queue, paused.Position)
+	}
 	h = newHarness(t, catalog{"pod1": podcastFolder()}, Config{OpenRemote: rs.open, Restored: saved}, &recSink{})
-	if st := h.p.Status(); st.State != Paused || st.Index != 0 || st.Position != paused.Position {
-		t.Errorf("restarted in episode %d at %v s (%s); want episode 0 (ep2) at %v s, where it was paused", st.Index, st.Position, st.State, paused.Position)
+	if st := h.p.Status(); st.State != Paused || st.Index != 0 || st.Position != saved.Queue.Position {
+		t.Errorf("restarted in episode %d at %v s (%s); want episode 0 (ep2) at %v s, where it was paused", st.Index, st.Position, st.State, saved.Queue.Position)
 	}
 }
 
