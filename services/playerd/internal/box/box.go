@@ -187,6 +187,7 @@ func New(cfg Config) (*Box, error) {
 		Catalog:        b.catalog,
 		OpenRemote:     b.openRemote,
 		MaxVolume:      audio.MaxVolume,
+		MinVolume:      audio.MinVolume,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
@@ -389,7 +390,7 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		au := s.Audio
-		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume}); err != nil {
+		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume, Min: au.MinVolume}); err != nil {
 			b.log.Error("apply volume limits", "error", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -25,6 +26,12 @@ type Config struct {
 	Catalog Catalog
 	// MaxVolume caps every volume the player ever uses (1..100).
 	MaxVolume int
+	// MinVolume is the floor of every volume (0..MaxVolume; 0: none): no
+	// button, card, screen or client turns the box quieter. A cap below
+	// it (the night maximum) wins, and the parental rules' own commands
+	// (auth.Internal: the sleep timer's fade) go below it, since the fade
+	// ends in a pause and the volume then returns.
+	MinVolume int
 	// StartVolume caps the volume after a restart: the box never starts
 	// louder than this, but stays quieter if it was left quieter.
 	StartVolume int
@@ -99,6 +106,7 @@ type Player struct {
 	musicWas   State     // music state to return to after announcements
 	jumps      uint64    // Status.Jumps
 	gateMax    int       // the gate's volume cap; 0: none
+	byRules    bool      // the request being run is the parental rules' own (no volume floor)
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -126,6 +134,7 @@ func New(cfg Config) *Player {
 	if cfg.MaxVolume < 1 || cfg.MaxVolume > 100 {
 		cfg.MaxVolume = 100
 	}
+	cfg.MinVolume = max(0, min(cfg.MinVolume, cfg.MaxVolume))
 	if cfg.Backend == "" {
 		cfg.Backend = "storybox"
 	}
@@ -324,6 +333,8 @@ func (p *Player) handle(r request) {
 
 // run checks a request, asks the gate and carries it out.
 func (p *Player) run(r request) error {
+	p.byRules = r.ctx != nil && auth.CallerFrom(r.ctx).Via == auth.Internal
+	defer func() { p.byRules = false }()
 	if r.clip == nil {
 		if err := checkFields(r.cmd); err != nil {
 			return err
