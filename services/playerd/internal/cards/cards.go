@@ -28,6 +28,8 @@ const (
 	OutStarted   = "started"   // a folder or station began
 	OutContinued = "continued" // the card's folder was paused and plays on
 	OutPaused    = "paused"    // same_card toggle_pause paused it
+	OutRestarted = "restarted" // same_card restart: its folder from the first track
+	OutSkipped   = "skipped"   // same_card next: the next track
 	OutUnchanged = "unchanged" // the card's folder plays already
 	OutDone      = "done"      // a command card did its command
 	OutRepeat    = "repeat"    // the same id within Repeat: ignored
@@ -174,16 +176,24 @@ func (s *Service) Card(ctx context.Context, id, device string) {
 }
 
 // plan is the command a mapping means now. A card whose folder is loaded
-// does not start it again: playing, it plays on (or pauses, with
-// toggle_pause); paused, it continues.
+// does not start it again: playing, it does the second tap (the card's
+// same_card, else the document's); paused, it continues.
 func (s *Service) plan(m Mapping, sameCard string, st player.Status) (*player.Command, string) {
 	switch m.Action {
 	case ActFolder, ActResume, ActRadio:
+		if m.SameCard != "" {
+			sameCard = m.SameCard
+		}
 		if st.FolderID != nil && *st.FolderID == m.FolderID {
 			switch st.State {
 			case player.Playing:
-				if sameCard == SameCardTogglePause {
+				switch sameCard {
+				case SameCardTogglePause:
 					return &player.Command{Action: player.ActPause}, OutPaused
+				case SameCardRestart:
+					return &player.Command{Action: player.ActFolder, FolderID: m.FolderID}, OutRestarted
+				case SameCardNext:
+					return &player.Command{Action: player.ActNext}, OutSkipped
 				}
 				return nil, OutUnchanged
 			case player.Paused:

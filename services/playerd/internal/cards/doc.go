@@ -14,7 +14,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -48,11 +50,16 @@ const (
 	ActVolumeDelta = "volume_delta" // value: signed step
 )
 
-// What placing the card that is already playing does.
+// What placing the card whose folder plays already does (the second tap).
+// A paused folder's card always continues it, whatever the choice.
 const (
 	SameCardContinue    = "continue"     // nothing: it plays on
-	SameCardTogglePause = "toggle_pause" // pause it (a paused one always continues)
+	SameCardTogglePause = "toggle_pause" // pause it
+	SameCardRestart     = "restart"      // the folder again from its first track
+	SameCardNext        = "next"         // the next track (in single mode: the next story)
 )
+
+var sameCards = []string{SameCardContinue, SameCardTogglePause, SameCardRestart, SameCardNext}
 
 // Limits of the document.
 const (
@@ -70,6 +77,9 @@ type Mapping struct {
 	Value    *float64 `json:"value,omitempty"`
 	// Name is the parent's label for the card ("Bobo, blue figure").
 	Name string `json:"name,omitempty"`
+	// SameCard overrides the document's second tap for this card's
+	// folder; "": the document's.
+	SameCard string `json:"same_card,omitempty"`
 }
 
 // Doc is cards.json.
@@ -165,6 +175,12 @@ func (m Mapping) Validate() error {
 			}
 		}
 	}
+	if m.SameCard != "" && !needFolder {
+		return fault.New(fault.Invalid, "%s takes no same_card", m.Action)
+	}
+	if m.SameCard != "" && !slices.Contains(sameCards, m.SameCard) {
+		return fault.New(fault.Invalid, "same_card must be one of %s, not %q", strings.Join(sameCards, ", "), m.SameCard)
+	}
 	if len(m.FolderID) > 256 {
 		return fault.New(fault.Invalid, "folder_id is too long")
 	}
@@ -184,8 +200,8 @@ func (d Doc) Validate() error {
 	if d.Version != Version {
 		return fault.New(fault.Invalid, "version must be %d, not %d", Version, d.Version)
 	}
-	if d.SameCard != SameCardContinue && d.SameCard != SameCardTogglePause {
-		return fault.New(fault.Invalid, "same_card must be %q or %q", SameCardContinue, SameCardTogglePause)
+	if !slices.Contains(sameCards, d.SameCard) {
+		return fault.New(fault.Invalid, "same_card must be one of %s, not %q", strings.Join(sameCards, ", "), d.SameCard)
 	}
 	if len(d.Cards) > MaxCards {
 		return fault.New(fault.Invalid, "at most %d cards", MaxCards)
