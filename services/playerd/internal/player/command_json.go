@@ -13,12 +13,14 @@ type commandWire struct {
 	FolderID  string          `json:"folder_id,omitempty"`
 	Value     json.RawMessage `json:"value,omitempty"`
 	ItemIndex *int            `json:"item_index,omitempty"`
+	Mode      Mode            `json:"mode,omitempty"`
 }
 
 // UnmarshalJSON decodes a command strictly: an unknown field is an error
 // even when the caller's decoder does not ask for that, since a typo in a
-// command must never do something else. A string value lands in Until; the
-// player refuses it for every action but sleep_timer.
+// command must never do something else. A string value lands in Until for
+// sleep_timer and in Word for every other action, a boolean in On; the
+// player refuses each where the action takes another kind.
 func (c *Command) UnmarshalJSON(data []byte) error {
 	var w commandWire
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -26,14 +28,21 @@ func (c *Command) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	out := Command{Action: w.Action, FolderID: w.FolderID, ItemIndex: w.ItemIndex}
+	out := Command{Action: w.Action, FolderID: w.FolderID, ItemIndex: w.ItemIndex, Mode: w.Mode}
 	v := bytes.TrimSpace(w.Value)
 	switch {
 	case len(v) == 0 || string(v) == "null":
 	case v[0] == '"':
-		if err := json.Unmarshal(v, &out.Until); err != nil {
+		word := &out.Word
+		if w.Action == ActSleepTimer {
+			word = &out.Until
+		}
+		if err := json.Unmarshal(v, word); err != nil {
 			return err
 		}
+	case string(v) == "true" || string(v) == "false":
+		on := string(v) == "true"
+		out.On = &on
 	default:
 		var f float64
 		if err := json.Unmarshal(v, &f); err != nil {
@@ -47,11 +56,15 @@ func (c *Command) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON is the inverse of UnmarshalJSON.
 func (c Command) MarshalJSON() ([]byte, error) {
-	w := commandWire{Action: c.Action, FolderID: c.FolderID, ItemIndex: c.ItemIndex}
+	w := commandWire{Action: c.Action, FolderID: c.FolderID, ItemIndex: c.ItemIndex, Mode: c.Mode}
 	var err error
 	switch {
 	case c.Until != "":
 		w.Value, err = json.Marshal(c.Until)
+	case c.Word != "":
+		w.Value, err = json.Marshal(c.Word)
+	case c.On != nil:
+		w.Value, err = json.Marshal(*c.On)
 	case c.Value != nil:
 		w.Value, err = json.Marshal(*c.Value)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 // command applies one command in the player goroutine; its fields are
@@ -16,9 +17,9 @@ func (p *Player) command(c Command) error {
 	case ActVolumeDelta:
 		return p.setVolume(p.volume + int(math.Round(*c.Value)))
 	case ActFolder:
-		return p.startFolder(c.FolderID, 0, false)
+		return p.startFolder(c.FolderID, 0, false, c.Mode)
 	case ActResume:
-		return p.startFolder(c.FolderID, *c.ItemIndex, true)
+		return p.startFolder(c.FolderID, *c.ItemIndex, true, "")
 	case ActStop:
 		return p.stop()
 	case ActSleepTimer:
@@ -26,6 +27,14 @@ func (p *Player) command(c Command) error {
 			return fault.New(fault.Unavailable, "no sleep timer without parental rules")
 		}
 		return nil // the gate's commit sets it
+	case ActShuffle:
+		// Without a queue too: the switch then waits for play, and a
+		// folder starting sets it from its mode.
+		p.setShuffle(*c.On)
+		return nil
+	case ActRepeat:
+		p.setRepeat(c.Word)
+		return nil
 	}
 	if len(p.queue) == 0 {
 		return conflict("queue is empty")
@@ -43,14 +52,20 @@ func (p *Player) command(c Command) error {
 		}
 		return p.play()
 	case ActNext:
-		return p.skipTo(p.index + 1)
-	case ActPrevious:
-		if p.cur != nil && p.cur.seconds() > previousThreshold || p.index <= 0 {
-			return p.skipTo(max(p.index, 0))
+		if n, ok := p.following(p.index); ok {
+			return p.skipTo(n)
 		}
-		return p.skipTo(p.index - 1)
+		return p.skipTo(len(p.queue))
+	case ActPrevious:
+		// In shuffle, "before" is the track played before: the order.
+		if b, ok := p.before(p.index); ok && (p.cur == nil || p.cur.seconds() <= previousThreshold) {
+			return p.skipTo(b)
+		}
+		return p.skipTo(max(p.index, 0))
 	case ActSeek:
 		return p.seek(*c.Value)
+	case ActSeekDelta:
+		return p.seekDelta(*c.Value)
 	}
 	return invalid("unknown action %q", c.Action)
 }
@@ -69,12 +84,24 @@ func checkFields(c Command) error {
 	case ActToggle, ActPlay, ActPause, ActStop, ActNext, ActPrevious:
 	case ActSleepTimer:
 		return checkSleepTimer(c)
+	case ActShuffle, ActRepeat:
+		return checkSwitch(c)
+	case ActSeekDelta:
+		needValue = true
 	case "":
 		return invalid("action is required")
 	default:
 		return invalid("unknown action %q", c.Action)
 	}
 	switch {
+	case c.Mode != "" && c.Action != ActFolder:
+		return invalid("%s takes no mode", c.Action)
+	case c.Mode != "" && !c.Mode.Valid():
+		return invalid("unknown mode %q (one of %v)", c.Mode, Modes)
+	case c.Word != "":
+		return invalid("field \"value\" must be a number for %s, not %q", c.Action, c.Word)
+	case c.On != nil:
+		return invalid("field \"value\" must be a number for %s, not %t", c.Action, *c.On)
 	case c.Until != "":
 		return invalid("field \"value\" must be a number for %s, not %q", c.Action, c.Until)
 	case needValue && c.Value == nil:
@@ -100,12 +127,28 @@ func checkNumber(c Command) error {
 	return nil
 }
 
+// checkSwitch: shuffle takes true or false, repeat "off", "folder" or
+// "track", and nothing else.
+func checkSwitch(c Command) error {
+	switch {
+	case c.FolderID != "" || c.ItemIndex != nil || c.Mode != "":
+		return invalid("%s takes only value", c.Action)
+	case c.Action == ActShuffle && (c.On == nil || c.Value != nil || c.Word != ""):
+		return invalid("shuffle needs value true or false")
+	case c.Action == ActRepeat && (c.Word == "" || c.Value != nil || c.On != nil):
+		return invalid("repeat needs value \"off\", \"folder\" or \"track\"")
+	case c.Action == ActRepeat && !ValidRepeat(c.Word):
+		return invalid("repeat value must be \"off\", \"folder\" or \"track\", not %q", c.Word)
+	}
+	return nil
+}
+
 // checkSleepTimer: value is minutes (the gate judges the range) or the word
 // "track" or "folder"; nothing else.
 func checkSleepTimer(c Command) error {
 	switch {
-	case c.FolderID != "" || c.ItemIndex != nil:
-		return invalid("sleep_timer takes only value")
+	case c.FolderID != "" || c.ItemIndex != nil || c.Mode != "" || c.Word != "" || c.On != nil:
+		return invalid("sleep_timer takes only value: minutes, 0 to cancel, or \"track\" or \"folder\"")
 	case c.Value == nil && c.Until == "":
 		return invalid("sleep_timer needs value: minutes, 0 to cancel, or \"track\" or \"folder\"")
 	case c.Until != "" && c.Until != UntilTrack && c.Until != UntilFolder:
@@ -220,7 +263,7 @@ func (p *Player) skipTo(i int) error {
 			delete(p.saved.Resume, p.folder.ID)
 		}
 		p.setIntent(Stopped)
-		if err := p.openAt(0, 0); err != nil {
+		if err := p.openAt(p.first(), 0); err != nil {
 			p.closeTrack()
 		}
 		p.dirty = true
@@ -256,9 +299,11 @@ func (p *Player) seek(sec float64) error {
 	return nil
 }
 
-// startFolder replaces the queue and plays. With resume, it starts at item
-// index and, if the folder was left in that very track, at that position.
-func (p *Player) startFolder(id string, index int, resume bool) error {
+// startFolder replaces the queue and plays, under mode or, when that is
+// "", the folder's own (modes.go). With resume, it starts at item index
+// and, if the folder was left in that very track, at that position; a
+// shuffled folder continues the order it was left in.
+func (p *Player) startFolder(id string, index int, resume bool, mode Mode) error {
 	f, ok := p.cfg.Catalog.Folder(id)
 	if !ok || len(f.Tracks) == 0 {
 		return invalid("unknown or empty folder %q", id)
@@ -266,17 +311,38 @@ func (p *Player) startFolder(id string, index int, resume bool) error {
 	if index < 0 || index >= len(f.Tracks) {
 		return invalid("item_index %d is outside 0..%d", index, len(f.Tracks)-1)
 	}
-	pos := 0.0
-	if rp, ok := p.saved.Resume[id]; resume && ok && rp.Index == index && rp.TrackID == f.Tracks[index].ID {
-		pos = rp.Position
-	} else if at, ok := p.episodeResume(f, index); resume && ok {
-		pos = at
+	if mode == "" {
+		mode = p.folderMode(id)
 	}
 	if p.intent() == Playing && len(p.clips) == 0 {
 		p.silence()
 	}
 	p.recordResume()
+	var last *state.ResumePoint
+	if rp, ok := p.saved.Resume[id]; ok && rp.Index < len(f.Tracks) && rp.TrackID == f.Tracks[rp.Index].ID {
+		last = &rp
+	}
+	var order []int
+	if mode == ModeShuffle {
+		switch {
+		case resume && last != nil && len(last.Order) == len(f.Tracks) && isPermutation(last.Order):
+			order = last.Order
+		case resume:
+			order = p.newOrder(len(f.Tracks), index, -1)
+		default:
+			order = p.newOrder(len(f.Tracks), -1, -1)
+		}
+	}
+	pos := 0.0
+	if !resume {
+		index, pos = p.startIndex(f, mode, order, last)
+	} else if last != nil && last.Index == index {
+		pos = last.Position
+	} else if at, ok := p.episodeResume(f, index); ok {
+		pos = at
+	}
 	p.load(f)
+	p.setModes(mode, order)
 	if err := p.openAt(index, pos); err != nil {
 		p.setIntent(p.state)
 		return p.playError(err)

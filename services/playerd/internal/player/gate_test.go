@@ -196,7 +196,11 @@ func TestCommandJSON(t *testing.T) {
 		{`{"action":"resume","folder_id":"f","item_index":2}`, `{"action":"resume","folder_id":"f","item_index":2}`, ""},
 		{`{"action":"play","value":null}`, `{"action":"play"}`, ""},
 		{`{"action":"play","valeu":1}`, "", `unknown field "valeu"`},
-		{`{"action":"volume","value":true}`, "", "value"},
+		{`{"action":"shuffle","value":true}`, `{"action":"shuffle","value":true}`, ""},
+		{`{"action":"repeat","value":"track"}`, `{"action":"repeat","value":"track"}`, ""},
+		{`{"action":"seek_delta","value":-10}`, `{"action":"seek_delta","value":-10}`, ""},
+		{`{"action":"folder","folder_id":"f","mode":"shuffle"}`, `{"action":"folder","folder_id":"f","mode":"shuffle"}`, ""},
+		{`{"action":"volume","value":{}}`, "", "value"},
 		{`{"action":"volume","value":[1]}`, "", "value"},
 	} {
 		var cmd Command

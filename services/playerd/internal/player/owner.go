@@ -78,6 +78,7 @@ func (p *Player) unload() {
 	p.closeTrack()
 	p.dropPrefetch()
 	p.folder, p.queue, p.index = nil, nil, -1
+	p.mode, p.shuffle, p.repeat, p.stopAtEnd, p.order = ModeNormal, false, RepeatOff, false, nil
 	p.setIntent(Stopped)
 	if p.state == Failed {
 		p.state = Stopped

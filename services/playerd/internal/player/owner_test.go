@@ -3,6 +3,7 @@ package player
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -97,7 +98,7 @@ func TestReplaceResume(t *testing.T) {
 	for len(h.saved) > 0 {
 		last = <-h.saved
 	}
-	if len(last.Resume) != 1 || last.Resume["x"] != want["x"] {
+	if len(last.Resume) != 1 || !reflect.DeepEqual(last.Resume["x"], want["x"]) {
 		t.Errorf("saved %+v", last.Resume)
 	}
 }

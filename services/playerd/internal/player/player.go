@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +61,13 @@ type Config struct {
 	// Gate judges every command and announcement before it runs (gate.go);
 	// nil admits everything (tests and tools without parental rules).
 	Gate Gate
+	// FolderMode is the mode a parent set for a folder (modes.go); nil or
+	// "" is ModeNormal. It is called in the player goroutine and must not
+	// block.
+	FolderMode func(id string) Mode
+	// Rand draws the shuffled orders and random tracks; nil seeds one from
+	// the clock. Tests give a seeded source.
+	Rand rand.Source
 }
 
 const (
@@ -108,6 +117,14 @@ type Player struct {
 	gateMax    int       // the gate's volume cap; 0: none
 	byRules    bool      // the request being run is the parental rules' own (no volume floor)
 
+	// The play modes of the queue (modes.go).
+	mode      Mode   // the mode the queue started in
+	shuffle   bool   // order is a random permutation
+	repeat    string // RepeatOff, RepeatFolder or RepeatTrack
+	stopAtEnd bool   // single, random_one: stop when the track ends
+	order     []int  // play order of queue entries; nil: the queue's order
+	rng       *rand.Rand
+
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
 	ready       *prefetched
@@ -150,6 +167,10 @@ func New(cfg Config) *Player {
 	if cfg.OnNowPlaying == nil {
 		cfg.OnNowPlaying = func(*string) {}
 	}
+	if cfg.Rand == nil {
+		seed := uint64(time.Now().UnixNano())
+		cfg.Rand = rand.NewPCG(seed, seed>>32|seed<<32)
+	}
 	p := &Player{
 		cfg:       cfg,
 		cmds:      make(chan request),
@@ -163,6 +184,9 @@ func New(cfg Config) *Player {
 		saved:     cfg.Restored.Clone(),
 		rate:      output.DefaultRate,
 		want:      output.DefaultRate,
+		mode:      ModeNormal,
+		repeat:    RepeatOff,
+		rng:       rand.New(cfg.Rand),
 	}
 	p.volume = p.clampVolume(min(cfg.Restored.Volume, cfg.StartVolume))
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
@@ -186,6 +210,7 @@ func (p *Player) restoreQueue() {
 		return
 	}
 	p.load(f)
+	p.restoreModes(q)
 	index := p.restoreIndex(f, q)
 	if index >= len(f.Tracks) {
 		return
@@ -447,12 +472,15 @@ func (p *Player) publish(notify bool) {
 		Speaking:  len(p.clips) > 0,
 		Error:     p.lastErr,
 		Jumps:     p.jumps,
+		Shuffle:   p.shuffle,
+		Repeat:    p.repeat,
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}
 	}
 	if p.folder != nil {
 		st.FolderID, st.Folder, st.Cover = &p.folder.ID, &p.folder.Name, p.folder.Cover
+		st.Mode = p.mode
 	}
 	if p.cur != nil {
 		st.Position = p.cur.seconds()
@@ -503,6 +531,7 @@ func (p *Player) persist(u state.Urgency) {
 			pos = p.cur.seconds()
 		}
 		q = &state.Queue{FolderID: p.folder.ID, Index: p.index, Position: pos}
+		p.saveModes(q)
 		if p.index < len(p.folder.Tracks) {
 			q.TrackID = p.folder.Tracks[p.index].ID
 		}
@@ -522,7 +551,8 @@ func sameSecond(a, b *state.Queue) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.FolderID == b.FolderID && a.Index == b.Index && a.TrackID == b.TrackID && int(a.Position) == int(b.Position)
+	return a.FolderID == b.FolderID && a.Index == b.Index && a.TrackID == b.TrackID && int(a.Position) == int(b.Position) &&
+		a.Mode == b.Mode && a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.StopAtEnd == b.StopAtEnd && slices.Equal(a.Order, b.Order)
 }
 
 // recordResume remembers where the current folder was left.
@@ -543,6 +573,7 @@ func (p *Player) recordResume() {
 	}
 	p.saved.Resume[p.folder.ID] = state.ResumePoint{
 		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: resumeStamp(time.Now(), p.saved.Resume),
+		Order: slices.Clone(p.order),
 	}
 	p.recordEpisode(p.saved.Resume[p.folder.ID])
 	p.dirty = true

@@ -17,14 +17,18 @@ type prefetched struct {
 // track is about to end. The goroutine only opens a file; the track is
 // handed to the player goroutine through prefetchC.
 func (p *Player) maybePrefetch() {
-	if p.cur == nil || p.prefetching || p.ready != nil || p.index+1 >= len(p.queue) {
+	if p.cur == nil || p.prefetching || p.ready != nil {
 		return
 	}
 	if p.cur.duration-p.cur.seconds() > prefetchLead {
 		return
 	}
+	i, ok := p.upcoming()
+	if !ok {
+		return
+	}
 	p.prefetching = true
-	gen, i, rate := p.queueGen, p.index+1, p.rate
+	gen, rate := p.queueGen, p.rate
 	lt, item := p.trackAt(i), p.queue[i]
 	go func() {
 		t, err := p.openTrack(lt, item, rate)

@@ -60,7 +60,14 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 		} else {
 			p.trackEnded()
 		}
-		if p.index+1 >= len(p.queue) || p.openFrom(p.index+1) != nil {
+		if p.repeat == RepeatTrack && p.loopTrack() {
+			continue
+		}
+		if p.stopAtEnd {
+			break
+		}
+		next, ok := p.following(p.index)
+		if !ok || p.openFrom(next) != nil {
 			break
 		}
 	}
@@ -75,15 +82,22 @@ func (p *Player) endOfQueue() {
 			p.deviceFailed(err)
 		}
 	}
+	p.trackEnded()
+	p.state = Stopped
+	p.dirty = true
+	if p.stopAtEnd {
+		p.endOfStart()
+		return
+	}
 	if p.folder != nil {
 		delete(p.saved.Resume, p.folder.ID)
 	}
-	p.trackEnded()
-	p.state = Stopped
-	if p.openAt(0, 0) != nil {
+	if p.shuffle { // the next play is a new cycle
+		p.order = p.newOrder(len(p.queue), -1, p.index)
+	}
+	if p.openAt(p.first(), 0) != nil {
 		p.closeTrack()
 	}
-	p.dirty = true
 }
 
 // silence stops the sound without a click (output.Stream.FadeOut) and leaves
@@ -195,9 +209,11 @@ func (p *Player) openAt(i int, pos float64) error {
 	return nil
 }
 
+// openFrom opens entry i or, when it does not open, the first after it in
+// the play order that does.
 func (p *Player) openFrom(i int) error {
 	p.closeTrack()
-	for j := i; j < len(p.queue); j++ {
+	for j, more := i, i >= 0 && i < len(p.queue); more; j, more = p.after(j) {
 		t, err, ok := p.takePrefetch(j)
 		if !ok {
 			t, err = p.openTrack(p.trackAt(j), p.queue[j], p.rate)
@@ -223,9 +239,14 @@ func (p *Player) openFrom(i int) error {
 	return fmt.Errorf("no playable track from %d on", i)
 }
 
-// anyPlayable reports whether a track before i opens.
+// anyPlayable reports whether a track before i in the play order opens.
 func (p *Player) anyPlayable(i int) bool {
-	for j := range min(i, len(p.queue)) {
+	end := p.orderPos(i)
+	if end < 0 {
+		end = len(p.queue)
+	}
+	for k := range end {
+		j := p.entryAt(k)
 		if t, err := p.openTrack(p.trackAt(j), p.queue[j], p.rate); err == nil {
 			t.close()
 			return true

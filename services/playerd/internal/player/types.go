@@ -33,6 +33,10 @@ const (
 	ActVolumeDelta = "volume_delta"
 	ActFolder      = "folder"
 	ActResume      = "resume"
+	// The play modes of the current queue (modes.go).
+	ActShuffle   = "shuffle"    // value: true or false
+	ActRepeat    = "repeat"     // value: "off", "folder" or "track"
+	ActSeekDelta = "seek_delta" // value: signed seconds from the position
 	// ActSleepTimer belongs to the parental rules (the Gate): the player
 	// checks its fields and the gate carries it out once admitted.
 	ActSleepTimer = "sleep_timer"
@@ -48,12 +52,19 @@ const (
 // screen sends the same commands, so every rule applies to every input path.
 // On the wire "value" is a number, or for sleep_timer also one of the
 // words UntilTrack and UntilFolder, which decode into Until (command_json.go).
+//
+// "value" is a boolean for shuffle (On) and a word for repeat (Word). Mode
+// overrides the folder's own mode for folder (a card's mapping may carry
+// one).
 type Command struct {
 	Action    string   `json:"action"`
 	FolderID  string   `json:"folder_id,omitempty"`
 	Value     *float64 `json:"value,omitempty"`
 	ItemIndex *int     `json:"item_index,omitempty"`
+	Mode      Mode     `json:"mode,omitempty"`
 	Until     string   `json:"-"`
+	Word      string   `json:"-"`
+	On        *bool    `json:"-"`
 }
 
 // ErrClosed is returned by Do and Announce once the player has shut down.
@@ -91,6 +102,11 @@ type Status struct {
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
 	Error      string      `json:"error,omitempty"`
+	// Shuffle and Repeat are the play switches of the queue, Mode the
+	// mode its folder started in ("" with no folder; modes.go).
+	Shuffle bool   `json:"shuffle"`
+	Repeat  string `json:"repeat"`
+	Mode    Mode   `json:"mode,omitempty"`
 	// Notice says a station plays less than it sends: an HE-AAC station
 	// plays its AAC-LC core.
 	Notice string `json:"notice,omitempty"`
@@ -111,7 +127,8 @@ func SamePlayback(a, b Status) bool {
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
+		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice &&
+		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && a.Jumps == b.Jumps && a.Live == b.Live
 }
 
 func sameString(a, b *string) bool {

@@ -34,12 +34,15 @@ func Parse(data []byte) (Saved, error) {
 	if q := s.Queue; q != nil && (q.FolderID == "" || q.Index < 0 || !seconds(q.Position)) {
 		return bad("queue: folder_id, index >= 0 and position >= 0 are required")
 	}
+	if q := s.Queue; q != nil && !permutation(q.Order) {
+		return bad("queue: order must hold each index from 0 once")
+	}
 	if len(s.Resume) > maxResume {
 		return bad("resume: at most %d points", maxResume)
 	}
 	for id, rp := range s.Resume {
-		if id == "" || len(id) > 64 || rp.Index < 0 || !seconds(rp.Position) || len(rp.TrackID) > 64 {
-			return bad("resume[%q]: a folder id, index >= 0 and position >= 0 are required", id)
+		if id == "" || len(id) > 64 || rp.Index < 0 || !seconds(rp.Position) || len(rp.TrackID) > 64 || !permutation(rp.Order) {
+			return bad("resume[%q]: a folder id, index >= 0, position >= 0 and an order of each index once are required", id)
 		}
 	}
 	if s.Resume == nil {
@@ -55,3 +58,22 @@ func Check(data []byte) error {
 }
 
 func seconds(v float64) bool { return v >= 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// maxOrder bounds a saved play order: the tracks of a very large folder.
+const maxOrder = 100000
+
+// permutation reports whether order holds each of 0..len-1 once (an empty
+// order is the folder's own).
+func permutation(order []int) bool {
+	if len(order) > maxOrder {
+		return false
+	}
+	seen := make([]bool, len(order))
+	for _, i := range order {
+		if i < 0 || i >= len(order) || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
+}

@@ -4,7 +4,10 @@
 // version, never a torn one.
 package state
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Saved is the persistent player state.
 type Saved struct {
@@ -36,6 +39,15 @@ type Queue struct {
 	// ones arrive); empty in files written before it was kept.
 	TrackID  string  `json:"track_id,omitempty"`
 	Position float64 `json:"position"` // seconds into the track
+	// The play modes of the queue (package player, modes.go): the mode it
+	// started in, its switches, and for shuffle the play order, a
+	// permutation of the folder's track indices. Absent in files written
+	// before they were kept: a normal queue.
+	Mode      string `json:"mode,omitempty"`
+	Shuffle   bool   `json:"shuffle,omitempty"`
+	Repeat    string `json:"repeat,omitempty"`
+	StopAtEnd bool   `json:"stop_at_end,omitempty"`
+	Order     []int  `json:"order,omitempty"`
 }
 
 // ResumePoint is where listening stopped in one folder.
@@ -44,6 +56,9 @@ type ResumePoint struct {
 	TrackID   string    `json:"track_id"`
 	Position  float64   `json:"position"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Order is the shuffled play order the folder was left in, so that a
+	// resume continues it; absent when it was not shuffled.
+	Order []int `json:"order,omitempty"`
 }
 
 // Clone returns a deep copy, so the saver can write it while the player goes on.
@@ -51,6 +66,7 @@ func (s Saved) Clone() Saved {
 	c := s
 	if s.Queue != nil {
 		q := *s.Queue
+		q.Order = slices.Clone(q.Order)
 		c.Queue = &q
 	}
 	if s.Listening != nil {
@@ -59,6 +75,7 @@ func (s Saved) Clone() Saved {
 	}
 	c.Resume = make(map[string]ResumePoint, len(s.Resume))
 	for k, v := range s.Resume {
+		v.Order = slices.Clone(v.Order)
 		c.Resume[k] = v
 	}
 	return c
