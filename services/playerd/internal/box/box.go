@@ -188,6 +188,7 @@ func New(cfg Config) (*Box, error) {
 		OpenRemote:     b.openRemote,
 		MaxVolume:      audio.MaxVolume,
 		MinVolume:      audio.MinVolume,
+		Calm:           b.settings.Get().Calm,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
@@ -392,6 +393,13 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		au := s.Audio
 		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume, Min: au.MinVolume}); err != nil {
 			b.log.Error("apply volume limits", "error", err)
+		}
+	}
+	if old.Calm != s.Calm {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := b.player.SetCalm(ctx, s.Calm); err != nil {
+			b.log.Error("apply calm mode", "error", err)
 		}
 	}
 	b.setZone(s)

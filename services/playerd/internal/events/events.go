@@ -46,6 +46,7 @@ const (
 	KindSeek       Kind = "seek"        // the position jumped (seek, restart)
 	KindNowPlaying Kind = "now_playing" // a stream's title
 	KindSpeech     Kind = "speech"      // an announcement started or finished
+	KindWaiting    Kind = "waiting"     // calm mode holds a folder back, or no longer
 	// The rest of the box.
 	KindMessage      Kind = "message"      // a message shown on screen or cleared
 	KindBattery      Kind = "battery"      // the battery level (ok, low, critical)
@@ -65,7 +66,7 @@ const (
 
 var published = map[Kind]bool{
 	KindState: true, KindQueue: true, KindTrack: true, KindVolume: true, KindSeek: true,
-	KindNowPlaying: true, KindSpeech: true, KindMessage: true, KindBattery: true,
+	KindNowPlaying: true, KindSpeech: true, KindWaiting: true, KindMessage: true, KindBattery: true,
 	KindLibrary: true, KindScan: true, KindRestrictions: true, KindSettings: true,
 	KindCatalog: true,
 }

@@ -39,6 +39,8 @@ type Config struct {
 	StartVolume int
 	// AnnounceVolume is the volume of announcements, still capped by MaxVolume.
 	AnnounceVolume int
+	// Calm: a child's card or button does not cut a track off (calm.go).
+	Calm bool
 	// Restored is the state saved by the previous run.
 	Restored state.Saved
 	// Save receives a copy of the persistent state whenever it changed:
@@ -116,6 +118,7 @@ type Player struct {
 	jumps      uint64    // Status.Jumps
 	gateMax    int       // the gate's volume cap; 0: none
 	byRules    bool      // the request being run is the parental rules' own (no volume floor)
+	waiting    *waiting  // calm mode's folder for when the track ends (calm.go)
 
 	// The play modes of the queue (modes.go).
 	mode      Mode   // the mode the queue started in
@@ -369,10 +372,17 @@ func (p *Player) run(r request) error {
 	if err != nil {
 		return err
 	}
-	if r.clip != nil {
+	switch {
+	case r.clip != nil:
 		err = p.enqueueClip(r.clip)
-	} else {
+	case p.defers(r):
+		// The gate's record (Commit) is for the start, when it comes.
+		return p.wait(r)
+	default:
 		err = p.command(r.cmd)
+		if err == nil && (r.cmd.Action == ActStop || r.cmd.Action == ActFolder || r.cmd.Action == ActResume) {
+			p.waiting = nil
+		}
 	}
 	if err == nil && v.Commit != nil {
 		v.Commit()
@@ -474,6 +484,7 @@ func (p *Player) publish(notify bool) {
 		Jumps:     p.jumps,
 		Shuffle:   p.shuffle,
 		Repeat:    p.repeat,
+		Waiting:   p.waitingStatus(),
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}

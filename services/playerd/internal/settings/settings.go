@@ -41,6 +41,10 @@ type Settings struct {
 	Audio    Audio   `json:"audio"`
 	Display  Display `json:"display"`
 	Power    Power   `json:"power"`
+	// Calm is the "kindergarten" setting: a child's card or button does
+	// not cut the current track off; its folder starts when the track
+	// ends (player.Config.Calm).
+	Calm bool `json:"calm"`
 	// TimeZone is an IANA zone name, for the time-window rules.
 	TimeZone string `json:"time_zone"`
 	// HostName is the box's name on the home network (an RFC 1123 label);

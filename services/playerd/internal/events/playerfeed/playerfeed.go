@@ -74,6 +74,10 @@ type (
 	Speech struct {
 		Speaking bool `json:"speaking"`
 	}
+	// Waiting is events.KindWaiting: the folder calm mode holds back.
+	Waiting struct {
+		Waiting *player.Waiting `json:"waiting"`
+	}
 )
 
 // Change is one event to publish.
@@ -114,6 +118,9 @@ func Changes(prev, cur player.Status, at time.Time) []Change {
 	}
 	if prev.Speaking != cur.Speaking {
 		out = append(out, Change{events.KindSpeech, Speech{cur.Speaking}})
+	}
+	if (prev.Waiting == nil) != (cur.Waiting == nil) || prev.Waiting != nil && *prev.Waiting != *cur.Waiting {
+		out = append(out, Change{events.KindWaiting, Waiting{cur.Waiting}})
 	}
 	return out
 }

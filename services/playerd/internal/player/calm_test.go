@@ -1,0 +1,90 @@
+package player
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/storybox/storybox/services/playerd/internal/auth"
+)
+
+func via(v auth.Via) context.Context {
+	return auth.WithCaller(context.Background(), auth.Caller{Via: v})
+}
+
+// In calm mode a child's card waits for the track to end, is shown in the
+// status meanwhile, and starts on the sample after the track's last one;
+// the rest of the folder that played is never heard.
+func TestCalmCardWaitsForTheTrackEnd(t *testing.T) {
+	sink := &recSink{perWrite: 2 * time.Millisecond}
+	a, b := folderOf(t, "a", 1.05, 1), folderOf(t, "b", 0.3)
+	h := newHarness(t, catalog{"a": a, "b": b}, Config{Calm: true}, sink)
+	h.do(Command{Action: ActFolder, FolderID: "a"})
+	st, err := h.p.Do(via(auth.Card), Command{Action: ActFolder, FolderID: "b"})
+	if err != nil || *st.FolderID != "a" || st.Waiting == nil || *st.Waiting != (Waiting{FolderID: "b", Folder: "Folder b"}) {
+		t.Fatalf("the card did not wait: %+v %v", st, err)
+	}
+	h.waitFor("folder b", func(s Status) bool { return s.FolderID != nil && *s.FolderID == "b" && s.State == Playing })
+	if st := h.p.Status(); st.Waiting != nil {
+		t.Errorf("still waiting after the start: %+v", st.Waiting)
+	}
+	h.waitFor("the end of b", func(s Status) bool { return s.State == Stopped })
+	heard := sink.heard()
+	const end = 50400 // 1.05 s of a's first track
+	if len(heard) != end+14400 {
+		t.Fatalf("heard %d frames, want a's first track and b (%d)", len(heard), end+14400)
+	}
+	for i := rampFrames; i < len(heard); i++ {
+		n := i
+		if i >= end {
+			n = i - end
+			if n < rampFrames {
+				continue // b fades in
+			}
+		}
+		if heard[i][0] != 1000.0/32768 || counter(heard[i]) != n%1000 {
+			t.Fatalf("frame %d = %v, want level %v sample %d (a's first track, then b's)", i, heard[i], 1000.0/32768, n%1000)
+		}
+	}
+}
+
+// What acts at once in calm mode: a command card, the parent's API, a
+// folder while nothing plays; stop and an immediate start drop what waits,
+// a newer card replaces it, and turning calm off drops it.
+func TestCalmOnlyHoldsAChildsStartOverATrack(t *testing.T) {
+	sink := &recSink{perWrite: 2 * time.Millisecond}
+	a, b, c := folderOf(t, "a", 30), folderOf(t, "b", 30), folderOf(t, "c", 30)
+	h := newHarness(t, catalog{"a": a, "b": b, "c": c}, Config{Calm: true}, sink)
+	child, button := via(auth.Card), via(auth.Button)
+	// Nothing plays: the card starts at once.
+	if st, _ := h.p.Do(child, Command{Action: ActFolder, FolderID: "a"}); *st.FolderID != "a" || st.Waiting != nil {
+		t.Fatalf("a card over silence: %+v", st)
+	}
+	if st, _ := h.p.Do(button, Command{Action: ActResume, FolderID: "b", ItemIndex: idx(0)}); *st.FolderID != "a" || st.Waiting == nil || st.Waiting.FolderID != "b" {
+		t.Fatalf("a button's resume did not wait: %+v", st)
+	}
+	if st, _ := h.p.Do(child, Command{Action: ActFolder, FolderID: "c"}); st.Waiting == nil || st.Waiting.FolderID != "c" {
+		t.Fatalf("a newer card did not replace the waiting one: %+v", st.Waiting)
+	}
+	if st, _ := h.p.Do(child, Command{Action: ActVolumeDelta, Value: val(-5)}); st.Volume != 95 || st.Waiting == nil {
+		t.Errorf("a command card: %+v", st)
+	}
+	if st, _ := h.p.Do(child, Command{Action: ActStop}); st.State != Stopped || st.Waiting != nil {
+		t.Errorf("stop kept the waiting folder: %+v", st)
+	}
+	h.do(Command{Action: ActPlay})
+	h.p.Do(child, Command{Action: ActFolder, FolderID: "b"})
+	if st := h.do(Command{Action: ActFolder, FolderID: "c"}); *st.FolderID != "c" || st.Waiting != nil {
+		t.Errorf("the parent's start: %+v", st)
+	}
+	if _, err := h.p.Do(child, Command{Action: ActFolder, FolderID: "nope"}); err == nil {
+		t.Error("an unknown folder waited")
+	}
+	h.p.Do(child, Command{Action: ActFolder, FolderID: "a"})
+	if st, err := h.p.SetCalm(context.Background(), false); err != nil || st.Waiting != nil {
+		t.Errorf("calm off kept the waiting folder: %+v %v", st.Waiting, err)
+	}
+	if st, _ := h.p.Do(child, Command{Action: ActFolder, FolderID: "b"}); *st.FolderID != "b" {
+		t.Errorf("calm off: the card waited: %+v", st)
+	}
+}
