@@ -6,7 +6,6 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
-	"github.com/storybox/storybox/services/playerd/internal/settings"
 )
 
 // newCards is what a card read does, over the parent's mappings. Its
@@ -15,13 +14,11 @@ import (
 // (it starts empty).
 func (b *Box) newCards() (*cards.Service, error) {
 	return cards.New(cards.Options{
-		Store:   b.cardStore,
-		Player:  b.player,
-		Catalog: b.catalog,
-		Resume:  b.ResumeIndex,
-		SetCalm: func(_ context.Context, on bool) error {
-			return b.settings.Update(func(s *settings.Settings) { s.Calm = on })
-		},
+		Store:       b.cardStore,
+		Player:      b.player,
+		Catalog:     b.catalog,
+		Resume:      b.ResumeIndex,
+		SetCalm:     b.SetCalm,
 		Chime:       func(ctx context.Context, snd chime.Sound) error { return chime.Play(ctx, b.player, snd) },
 		UnknownFile: filepath.Join(b.cfg.Data, cards.UnknownFileName),
 		OnRead: func(r cards.Read) {
