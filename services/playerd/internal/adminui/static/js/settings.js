@@ -19,6 +19,7 @@ export function render(ctx) {
     rate: num('rate', 50, 200), pitch: num('pitch', 50, 200),
     idle_off_minutes: num('idle_off_minutes', 0, 1440), brightness: num('brightness', 1, 100),
     idle_shutdown_minutes: num('idle_shutdown_minutes', 0, 1440),
+    calm: el('input', { type: 'checkbox', id: 'set-calm', name: 'calm' }),
     time_zone: el('input', { id: 'set-time_zone', autocomplete: 'off' }),
     host_name: el('input', { id: 'set-host_name', autocomplete: 'off', pattern: '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?' }),
   };
@@ -29,6 +30,7 @@ export function render(ctx) {
     f.startup_volume.value = s.audio.startup_volume;
     f.announcement_volume.value = s.audio.announcement_volume;
     f.min_volume.value = s.audio.min_volume;
+    f.calm.checked = s.calm;
     const l = (s.language || 'de').slice(0, 2);
     if (![...f.language.options].some((o) => o.value === s.language)) f.language.append(el('option', { value: s.language }, s.language));
     f.language.value = [...f.language.options].some((o) => o.value === s.language) ? s.language : l;
@@ -53,6 +55,7 @@ export function render(ctx) {
       audio: { max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), min_volume: n('min_volume') },
       display: { idle_off_minutes: n('idle_off_minutes'), brightness: n('brightness') },
       power: { idle_shutdown_minutes: n('idle_shutdown_minutes') },
+      calm: f.calm.checked,
       time_zone: f.time_zone.value.trim(), host_name: f.host_name.value.trim(),
     };
     try {
@@ -82,6 +85,7 @@ export function render(ctx) {
       el('h3', {}, t('settings.volumes')),
       el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume),
         lab('min_volume', f.min_volume, t('settings.min_volume_hint'))),
+      el('label', { class: 'check' }, f.calm, t('settings.calm'), el('span', { class: 'muted small' }, t('settings.calm_hint'))),
       el('h3', {}, t('settings.language_voice')),
       el('div', { class: 'grid2' }, lab('language', f.language), lab('engine', f.speech_engine), lab('rate', f.rate), lab('pitch', f.pitch)),
       el('div', { class: 'row' }, el('button', { type: 'button', id: 'settings-speak', onclick: speak }, t('settings.test_voice'))), speakErr, speakOk,
