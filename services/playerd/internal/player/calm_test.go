@@ -88,3 +88,44 @@ func TestCalmOnlyHoldsAChildsStartOverATrack(t *testing.T) {
 		t.Errorf("calm off: the card waited: %+v", st)
 	}
 }
+
+// The gate judges a held folder twice: when the card is read (a refusal
+// is answered at once and nothing waits) and when the track ends; the
+// start is recorded (Commit) only when it happens. Refused by then, the
+// queue ends as it would have.
+func TestCalmStartIsJudgedAgainAtTheTrackEnd(t *testing.T) {
+	g := &recGate{}
+	a, b := folderOf(t, "a", 0.5), folderOf(t, "b", 30)
+	h := newHarness(t, catalog{"a": a, "b": b}, Config{Calm: true, Gate: g}, &recSink{perWrite: 2 * time.Millisecond})
+	h.do(Command{Action: ActFolder, FolderID: "a"})
+	child := via(auth.Card)
+	g.set(func(a Ask) error {
+		if a.Cmd.FolderID == "b" {
+			return errNo
+		}
+		return nil
+	}, 0)
+	if st, err := h.p.Do(child, Command{Action: ActFolder, FolderID: "b"}); err == nil || st.Waiting != nil {
+		t.Fatalf("a refused card: %+v %v", st.Waiting, err)
+	}
+	g.set(nil, 0)
+	if st, err := h.p.Do(child, Command{Action: ActFolder, FolderID: "b"}); err != nil || st.Waiting == nil {
+		t.Fatalf("card b: %+v %v", st.Waiting, err)
+	}
+	if _, _, commits := g.last(); len(commits) != 1 {
+		t.Errorf("commits %v: the held start was recorded before it happened", commits)
+	}
+	g.set(func(a Ask) error {
+		if a.Cmd.FolderID == "b" {
+			return errNo // bedtime began meanwhile
+		}
+		return nil
+	}, 0)
+	st := h.waitFor("the end of a", func(s Status) bool { return s.State == Stopped })
+	if *st.FolderID != "a" || st.Waiting != nil {
+		t.Errorf("after a refused start: folder %s waiting %+v", *st.FolderID, st.Waiting)
+	}
+	if _, _, commits := g.last(); len(commits) != 1 {
+		t.Errorf("commits %v: a refused start was recorded", commits)
+	}
+}
