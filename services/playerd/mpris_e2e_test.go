@@ -122,6 +122,33 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 	if st := status(); st["state"] != "stopped" {
 		t.Errorf("after stop: %v", st["state"])
 	}
+
+	// The play switches, both ways.
+	if got := pc("shuffle"); got != "Off" {
+		t.Errorf("shuffle reads %q", got)
+	}
+	if got := pc("loop"); got != "None" {
+		t.Errorf("loop reads %q", got)
+	}
+	pc("shuffle", "On")
+	if st := status(); st["shuffle"] != true {
+		t.Errorf("after shuffle On: %v", st["shuffle"])
+	}
+	for loop, repeat := range map[string]string{"Track": "track", "Playlist": "folder", "None": "off"} {
+		pc("loop", loop)
+		if st := status(); st["repeat"] != repeat {
+			t.Errorf("after loop %s: repeat %v", loop, st["repeat"])
+		}
+		if got := pc("loop"); got != loop {
+			t.Errorf("after loop %s: playerctl reads %q", loop, got)
+		}
+	}
+	mode := followPlayerctl(t, playerctl, "{{shuffle}}|{{loop}}")
+	mode.expectLine(t, "true|None")
+	client(t, base).ok("POST", "/api/command", `{"action":"repeat","value":"track"}`)
+	mode.expectLine(t, "true|Track")
+	client(t, base).ok("POST", "/api/command", `{"action":"shuffle","value":false}`)
+	mode.expectLine(t, "false|Track")
 }
 
 // A desktop's session bus that goes away and comes back (a new login)
@@ -231,6 +258,28 @@ func (f *follower) expect(t *testing.T, want string, volume float64) {
 			seen = append(seen, line)
 		case <-timeout:
 			t.Fatalf("playerctl --follow: saw %q, want %q volume %v", seen, want, volume)
+		}
+	}
+}
+
+// expectLine waits for the line want, the follower's lines in between
+// aside.
+func (f *follower) expectLine(t *testing.T, want string) {
+	t.Helper()
+	var seen []string
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case line, ok := <-f.lines:
+			if !ok {
+				t.Fatalf("playerctl --follow ended; saw %q, want %q", seen, want)
+			}
+			if line == want {
+				return
+			}
+			seen = append(seen, line)
+		case <-timeout:
+			t.Fatalf("playerctl --follow: saw %q, want %q", seen, want)
 		}
 	}
 }

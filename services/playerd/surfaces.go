@@ -112,6 +112,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Settings:     core.Settings(),
 		Navigation:   core,
 		LibraryAdmin: core.LibraryAdmin(),
+		FolderModes:  core,
 		SystemAdmin:  core.System(ready),
 		Backup:       core.Backup(),
 	}))

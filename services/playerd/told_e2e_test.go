@@ -124,6 +124,8 @@ func TestEveryAdminChangeIsTold(t *testing.T) {
 			ctype: upType, body: func() []byte { return upBody }, status: 201, want: []string{catalogLibrary}},
 		{route: "PUT /api/admin/library/folders/{id}/cover", path: fixed("/api/admin/library/folders/" + folder + "/cover"),
 			ctype: "image/png", body: func() []byte { return pngOf(16, 16) }, status: 200, want: []string{catalogLibrary}},
+		{route: "PUT /api/admin/library/folders/{id}/mode", path: fixed("/api/admin/library/folders/" + folder + "/mode"),
+			body: str(`{"mode":"shuffle"}`), status: 200, want: []string{section("folder_modes")}},
 		{route: "POST /api/admin/stations", body: func() []byte { return []byte(`{"name":"Kinderfunk","url":"` + rs.URL + `/kids"}`) },
 			status: 201, want: []string{catalogRadio}, then: id(&station)},
 		{route: "PUT /api/admin/stations/{id}", path: at("/api/admin/stations/", &station, ""),
@@ -150,7 +152,7 @@ func TestEveryAdminChangeIsTold(t *testing.T) {
 		// The backup taken before any of the above: its settings differ
 		// from the box's now, and every file it holds is put in force.
 		{route: "POST /api/admin/restore", ctype: restoreType, body: func() []byte { return restoreBody }, status: 200,
-			want: []string{section("audio"), section("navigation"), section("cards"), section("input"), section("parental")}},
+			want: []string{section("audio"), section("navigation"), section("cards"), section("input"), section("parental"), section("folder_modes")}},
 	}
 
 	// Every mutating route has exactly one case, and every case a route.

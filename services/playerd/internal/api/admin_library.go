@@ -39,7 +39,7 @@ func (h *handler) listFolders(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	answer.JSON(w, http.StatusOK, map[string]any{"folders": dirs})
+	answer.JSON(w, http.StatusOK, map[string]any{"folders": h.dirModes(dirs)})
 }
 
 type folderRequest struct {

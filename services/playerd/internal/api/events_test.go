@@ -164,7 +164,7 @@ func TestEventStreamStartsWithTheStatusThenFollows(t *testing.T) {
 	}
 	sb.command(t, `{"action":"folder","folder_id":"`+sb.folderID("Folge A")+`"}`)
 	sb.command(t, `{"action":"volume","value":50}`)
-	want := []string{"queue", "track", "state", "volume"}
+	want := []string{"queue", "track", "state", "modes", "volume"} // modes: the folder started in its mode
 	last := 999
 	for _, kind := range want {
 		f := s.nextEvent(t)

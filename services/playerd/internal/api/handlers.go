@@ -98,11 +98,7 @@ func (h *handler) system(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) library(w http.ResponseWriter, r *http.Request) {
-	folders := h.Library.Folders()
-	if folders == nil {
-		folders = []library.Folder{}
-	}
-	answer.JSON(w, http.StatusOK, folders)
+	answer.JSON(w, http.StatusOK, h.withModes(h.Library.Folders()))
 }
 
 func (h *handler) cover(w http.ResponseWriter, r *http.Request) {

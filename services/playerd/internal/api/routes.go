@@ -77,6 +77,7 @@ type Deps struct {
 	Settings     SettingsAdmin
 	Navigation   NavigationAdmin
 	LibraryAdmin LibraryAdmin
+	FolderModes  FolderModes
 	SystemAdmin  SystemAdmin
 	Backup       BackupAdmin
 	// HA is the parent's side of the home-automation API; nil: off.
@@ -175,6 +176,7 @@ var (
 	errNoInput        = fault.New(fault.Unavailable, "input unavailable")
 	errNoRadio        = fault.New(fault.Unavailable, "radio and podcasts are not available")
 	errNoParental     = fault.New(fault.Unavailable, "parental rules unavailable")
+	errNoFolderModes  = fault.New(fault.Unavailable, "folder modes unavailable")
 )
 
 // part adds the routes of one part of the box: its handlers when it is
@@ -263,6 +265,7 @@ func (h *handler) routes(r *mux.Router) {
 	library.delete("/api/admin/library/folders/{id}", h.deleteFolder)
 	library.post("/api/admin/library/folders/{id}/files", h.uploadFiles)
 	library.put("/api/admin/library/folders/{id}/cover", h.setCover)
+	h.part(r, h.FolderModes != nil, errNoFolderModes).put("/api/admin/library/folders/{id}/mode", h.setFolderMode)
 	system := h.part(r, h.SystemAdmin != nil, errNoSystemAdmin)
 	system.get("/api/admin/system", h.adminSystem)
 	system.post("/api/admin/system/power", h.power)

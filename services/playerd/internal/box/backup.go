@@ -84,6 +84,7 @@ func (b *Box) backupFiles() []backup.File {
 		// again, so they stay out.
 		{Name: radio.FileName, Check: radio.Check, Apply: b.radio.Reload, Read: b.radio.Read},
 		{Name: rules.FileName, Check: rules.Check, Apply: b.reloadParental, Read: b.parentalFile},
+		{Name: FolderModesFile, Check: CheckFolderModes, Apply: b.modes.reload, Read: b.modes.read},
 	}
 }
 

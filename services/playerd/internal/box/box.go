@@ -94,6 +94,7 @@ type Box struct {
 	notify   notifiers // the feed, as the owners of state tell it (feed.go)
 	messages *message.Board
 	nav      *navStore
+	modes    *modeStore
 	// The parent's cards and input wiring: the core keeps them, what a
 	// card does and what the readers and buttons found, so that the admin
 	// API and the readers meet here and a backup holds them.
@@ -181,6 +182,10 @@ func New(cfg Config) (*Box, error) {
 	restored.Listening = nil
 	b.saved.Store(&restored)
 	b.saver = state.NewSaver(cfg.Data, b.reportSave)
+	b.modes = &modeStore{dir: cfg.Data, changed: n.section(SectionFolderModes)}
+	if err := b.modes.load(); err != nil {
+		log.Warn("folder modes", "error", err)
+	}
 	audio := b.settings.Get().Audio
 	b.player = player.New(player.Config{
 		Open:           opener,
@@ -193,6 +198,7 @@ func New(cfg Config) (*Box, error) {
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
 		Gate:           b.rules,
+		FolderMode:     b.modes.of,
 		Save:           func(s state.Saved, u state.Urgency) { b.store(&s, nil, u) },
 		OnSkip: func(t library.Track, err error) {
 			log.Warn("track skipped", "track", t.Title, "error", err)

@@ -112,6 +112,7 @@ const (
 	SectionCards          = "cards"
 	SectionInput          = "input"
 	SectionHomeAutomation = "home_automation"
+	SectionFolderModes    = "folder_modes"
 )
 
 // publishProgress publishes the scan's progress (library.Progress) when a

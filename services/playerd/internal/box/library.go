@@ -47,6 +47,9 @@ func (l LibraryAdmin) follow(c library.Change) {
 		if err := b.player.MoveFolders(ctx, c.Moves); err != nil {
 			b.log.Error("resume points did not follow the folders", "error", err)
 		}
+		if err := b.modes.moved(c.Moves); err != nil {
+			b.log.Error("folder modes did not follow the folders", "error", err)
+		}
 	}
 	if c.To != "" {
 		if err := b.nav.renamed(c.From, c.To); err != nil {

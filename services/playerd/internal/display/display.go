@@ -473,6 +473,7 @@ func playingFrom(st player.Status) playingView {
 	if st.Waiting != nil {
 		p.Waiting = st.Waiting.Folder
 	}
+	p.Shuffle, p.Repeat = st.Shuffle, st.Repeat
 	return p
 }
 

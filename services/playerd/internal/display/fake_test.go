@@ -73,6 +73,10 @@ func (p *fakePlayer) Do(ctx context.Context, c player.Command) (player.Status, e
 			st.Index = min(st.Index+1, len(st.Queue)-1)
 		case player.ActPrevious:
 			st.Index = max(st.Index-1, 0)
+		case player.ActShuffle:
+			st.Shuffle = *c.On
+		case player.ActRepeat:
+			st.Repeat = c.Word
 		case player.ActFolder:
 			id := c.FolderID
 			st.FolderID, st.Folder, st.State, st.Index = &id, &id, player.Playing, 0

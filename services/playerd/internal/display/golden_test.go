@@ -39,6 +39,11 @@ func TestGoldenScreens(t *testing.T) {
 			tapAt(t, d, "now playing button", actGoPlaying)
 		}},
 		{name: "home_battery_low", st: idleStatus(), setup: func(t *testing.T, d *Display) { d.SetBatteryLow(true) }},
+		{name: "playing_shuffle_repeat_track", st: func() player.Status {
+			st := playingStatus()
+			st.Shuffle, st.Repeat, st.Mode = true, player.RepeatTrack, player.ModeShuffle
+			return st
+		}()},
 		{name: "playing_sleep_timer", st: playingStatus(), setup: func(t *testing.T, d *Display) {
 			d.o.Restrictions = sleepLeft(12 * 60)
 		}},

@@ -147,13 +147,19 @@ type playingLayout struct {
 	volBar   image.Rectangle
 	volUp    image.Rectangle
 	sleep    image.Rectangle // the sleep timer
+	shuffle  image.Rectangle // the play switches, left of the sleep timer
+	repeat   image.Rectangle
 }
 
 func layoutPlaying(c image.Rectangle) playingLayout {
 	var l playingLayout
 	l.home = image.Rect(c.Min.X+edge, c.Min.Y+8, c.Min.X+edge+headerH-16+8, c.Min.Y+headerH-8)
 	l.sleep = image.Rect(c.Max.X-edge-sleepW, c.Min.Y+8, c.Max.X-edge, c.Min.Y+headerH-8)
-	l.folder = image.Rect(l.home.Max.X+gap, c.Min.Y, l.sleep.Min.X-gap, c.Min.Y+headerH)
+	// The switches are as big as the home button, the header's other
+	// targets.
+	l.repeat = image.Rect(l.sleep.Min.X-gap-l.home.Dx(), l.sleep.Min.Y, l.sleep.Min.X-gap, l.sleep.Max.Y)
+	l.shuffle = l.repeat.Sub(image.Pt(l.home.Dx()+gap, 0))
+	l.folder = image.Rect(l.home.Max.X+gap, c.Min.Y, l.shuffle.Min.X-gap, c.Min.Y+headerH)
 
 	body := image.Rect(c.Min.X+edge, c.Min.Y+headerH, c.Max.X-edge, c.Max.Y-edge)
 	side := min(body.Dy(), body.Dx()*2/5)

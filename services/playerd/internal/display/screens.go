@@ -72,6 +72,10 @@ type playingView struct {
 	Sleep     string
 	SleepOn   bool
 	SleepNext player.Command
+	// The play switches of the queue; a tap on shuffle switches it, one on
+	// repeat goes off → folder → track → off.
+	Shuffle bool
+	Repeat  string
 }
 
 type msgView struct {
@@ -256,6 +260,7 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	paint.TextBox(dst, r.f.TitleBold, l.folder, paint.ColText, p.Folder, false)
 	r.sleepButton(dst, l.sleep, p)
 	ts = append(ts, target{l.sleep, action{kind: actCommand, cmd: p.SleepNext}})
+	ts = append(ts, r.switches(dst, l, p)...)
 
 	r.cover(dst, l.cover, p.Cover, p.Folder)
 	paint.TextBox(dst, r.f.TitleBold, l.title, paint.ColText, p.Title, false)
@@ -472,4 +477,70 @@ func iconMoon(dst *image.RGBA, r image.Rectangle, c, bg color.RGBA) {
 	paint.RoundRect(dst, image.Rect(r.Min.X, r.Min.Y, r.Min.X+d, r.Min.Y+d), d/2, c)
 	off := d / 3
 	paint.RoundRect(dst, image.Rect(r.Min.X+off, r.Min.Y-off/2, r.Min.X+off+d, r.Min.Y-off/2+d), d/2, bg)
+}
+
+// nextRepeat is what a tap on the repeat button switches to.
+var nextRepeat = map[string]string{
+	player.RepeatOff:    player.RepeatFolder,
+	player.RepeatFolder: player.RepeatTrack,
+	player.RepeatTrack:  player.RepeatOff,
+}
+
+// switches draws the shuffle and repeat buttons, lit while on, and returns
+// their targets.
+func (r *renderer) switches(dst *image.RGBA, l playingLayout, p *playingView) []target {
+	colours := func(on bool) (bg, fg color.RGBA) {
+		if on {
+			return paint.ColAccent, paint.ColDark
+		}
+		return paint.ColPanelHi, paint.ColAccent
+	}
+	bg, fg := colours(p.Shuffle)
+	paint.RoundRect(dst, l.shuffle, 18, bg)
+	iconShuffle(dst, paint.Centered(l.shuffle, 40, 32), fg)
+	repeat := p.Repeat
+	if _, ok := nextRepeat[repeat]; !ok {
+		repeat = player.RepeatOff
+	}
+	bg, fg = colours(repeat != player.RepeatOff)
+	paint.RoundRect(dst, l.repeat, 18, bg)
+	iconRepeat(dst, paint.Centered(l.repeat, 40, 32), fg, bg)
+	if repeat == player.RepeatTrack {
+		paint.TextBox(dst, r.f.Small, paint.Centered(l.repeat, 20, 28), fg, "1", true)
+	}
+	on := !p.Shuffle
+	return []target{
+		{l.shuffle, action{kind: actCommand, cmd: player.Command{Action: player.ActShuffle, On: &on}}},
+		{l.repeat, action{kind: actCommand, cmd: player.Command{Action: player.ActRepeat, Word: nextRepeat[repeat]}}},
+	}
+}
+
+// iconShuffle is two crossing bands, each ending in an arrowhead on the
+// right.
+func iconShuffle(dst draw.Image, r image.Rectangle, c color.Color) {
+	x0, y0 := float32(r.Min.X), float32(r.Min.Y)
+	w, h := float32(r.Dx()), float32(r.Dy())
+	const t = 3 // half the band's thickness
+	head := h / 3
+	tip := x0 + w
+	end := tip - head
+	top, bottom := y0+head/2, y0+h-head/2
+	paint.Polygon(dst, c, [2]float32{x0, bottom - t}, [2]float32{end, top - t}, [2]float32{end, top + t}, [2]float32{x0, bottom + t})
+	paint.Polygon(dst, c, [2]float32{x0, top - t}, [2]float32{end, bottom - t}, [2]float32{end, bottom + t}, [2]float32{x0, top + t})
+	for _, y := range []float32{top, bottom} {
+		paint.Polygon(dst, c, [2]float32{end, y - head/2}, [2]float32{tip, y}, [2]float32{end, y + head/2})
+	}
+}
+
+// iconRepeat is a loop: a rounded outline with an arrowhead on its top
+// edge, pointing right.
+func iconRepeat(dst *image.RGBA, r image.Rectangle, c, bg color.RGBA) {
+	const t = 5 // the outline's thickness
+	paint.RoundRect(dst, r, r.Dy()/2, c)
+	paint.RoundRect(dst, r.Inset(t), r.Dy()/2-t, bg)
+	// A gap in the top edge, the arrowhead at its right.
+	mid := r.Min.X + r.Dx()/2
+	paint.Fill(dst, image.Rect(mid-6, r.Min.Y, mid+2, r.Min.Y+t), bg)
+	y := float32(r.Min.Y) + t/2
+	paint.Polygon(dst, c, [2]float32{float32(mid), y - 8}, [2]float32{float32(mid + 10), y}, [2]float32{float32(mid), y + 8})
 }

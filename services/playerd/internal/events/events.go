@@ -47,6 +47,7 @@ const (
 	KindNowPlaying Kind = "now_playing" // a stream's title
 	KindSpeech     Kind = "speech"      // an announcement started or finished
 	KindWaiting    Kind = "waiting"     // calm mode holds a folder back, or no longer
+	KindModes      Kind = "modes"       // shuffle, repeat or the folder's mode
 	// The rest of the box.
 	KindMessage      Kind = "message"      // a message shown on screen or cleared
 	KindBattery      Kind = "battery"      // the battery level (ok, low, critical)
@@ -68,7 +69,7 @@ var published = map[Kind]bool{
 	KindState: true, KindQueue: true, KindTrack: true, KindVolume: true, KindSeek: true,
 	KindNowPlaying: true, KindSpeech: true, KindWaiting: true, KindMessage: true, KindBattery: true,
 	KindLibrary: true, KindScan: true, KindRestrictions: true, KindSettings: true,
-	KindCatalog: true,
+	KindCatalog: true, KindModes: true,
 }
 
 // Sources of a KindCatalog change.

@@ -22,6 +22,7 @@ type BusFeed struct {
 var playerKinds = map[events.Kind]bool{
 	events.KindState: true, events.KindQueue: true, events.KindTrack: true,
 	events.KindVolume: true, events.KindSeek: true, events.KindNowPlaying: true,
+	events.KindModes: true,
 }
 
 // Subscribe implements Feed.

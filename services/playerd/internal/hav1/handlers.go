@@ -63,12 +63,17 @@ type Playback struct {
 	CoverURL *string  `json:"cover_url"`
 	Volume   int      `json:"volume"`
 	Muted    bool     `json:"muted"`
+	// Beyond the contract, additively: the queue's play switches (as Home
+	// Assistant's media player has them) and its folder's mode.
+	Shuffle bool   `json:"shuffle"`
+	Repeat  string `json:"repeat"`
+	Mode    string `json:"mode,omitempty"`
 }
 
 // PlaybackOf maps the player's status to the contract's words: a stopped
 // player is idle, a failed one (no audio device) unavailable.
 func PlaybackOf(st player.Status) Playback {
-	p := Playback{State: "idle", Volume: st.Volume}
+	p := Playback{State: "idle", Volume: st.Volume, Shuffle: st.Shuffle, Repeat: st.Repeat, Mode: string(st.Mode)}
 	switch st.State {
 	case player.Playing:
 		p.State = "playing"

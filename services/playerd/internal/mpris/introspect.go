@@ -50,6 +50,8 @@ const introspection = `<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object I
     <property name="CanPause" type="b" access="read"/>
     <property name="CanSeek" type="b" access="read"/>
     <property name="CanControl" type="b" access="read"/>
+    <property name="Shuffle" type="b" access="readwrite"/>
+    <property name="LoopStatus" type="s" access="readwrite"/>
   </interface>
   <interface name="org.freedesktop.DBus.Properties">
     <method name="Get">

@@ -211,7 +211,7 @@ func (s *server) signalled(st player.Status) map[string]dbus.Variant {
 func (s *server) changed(ev *events.Event) {
 	if ev != nil {
 		switch ev.Kind {
-		case events.KindState, events.KindQueue, events.KindTrack, events.KindVolume, events.KindSeek, events.KindNowPlaying:
+		case events.KindState, events.KindQueue, events.KindTrack, events.KindVolume, events.KindSeek, events.KindNowPlaying, events.KindModes:
 		default:
 			return
 		}
@@ -342,7 +342,8 @@ func (p *properties) GetAll(iface string) (map[string]dbus.Variant, *dbus.Error)
 	return p.all(iface)
 }
 
-// Set takes Volume (0..1; the player caps it at the box's maximum); every
+// Set takes Volume (0..1; the player caps it at the box's maximum),
+// Shuffle and LoopStatus (the player's shuffle and repeat commands); every
 // other property is read-only.
 func (p *properties) Set(iface, name string, value dbus.Variant) *dbus.Error {
 	all, err := p.all(iface)
@@ -351,6 +352,21 @@ func (p *properties) Set(iface, name string, value dbus.Variant) *dbus.Error {
 	}
 	if _, ok := all[name]; !ok {
 		return dbus.NewError("org.freedesktop.DBus.Error.UnknownProperty", []any{"no property " + name})
+	}
+	switch {
+	case iface == playerIface && name == "Shuffle":
+		on, ok := value.Value().(bool)
+		if !ok {
+			return dbus.NewError("org.freedesktop.DBus.Error.InvalidArgs", []any{"Shuffle takes a boolean"})
+		}
+		return (*server)(p).do(player.Command{Action: player.ActShuffle, On: &on})
+	case iface == playerIface && name == "LoopStatus":
+		loop, _ := value.Value().(string)
+		r, ok := repeatOf(loop)
+		if !ok {
+			return dbus.NewError("org.freedesktop.DBus.Error.InvalidArgs", []any{"LoopStatus is None, Track or Playlist"})
+		}
+		return (*server)(p).do(player.Command{Action: player.ActRepeat, Word: r})
 	}
 	if iface != playerIface || name != "Volume" {
 		return dbus.NewError("org.freedesktop.DBus.Error.PropertyReadOnly", []any{name + " is read-only"})

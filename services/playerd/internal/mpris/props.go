@@ -36,13 +36,40 @@ func playerProps(st player.Status, coverBase string) map[string]dbus.Variant {
 		"Metadata":       dbus.MakeVariant(metadata(st, coverBase)),
 		"Volume":         dbus.MakeVariant(float64(st.Volume) / 100),
 		"Position":       dbus.MakeVariant(micros(st.Position)),
-		"CanGoNext":      dbus.MakeVariant(st.Index+1 < len(st.Queue)),
+		"CanGoNext":      dbus.MakeVariant(st.Index+1 < len(st.Queue) || loaded && (st.Shuffle || st.Repeat == player.RepeatFolder)),
 		"CanGoPrevious":  dbus.MakeVariant(loaded),
 		"CanPlay":        dbus.MakeVariant(loaded),
 		"CanPause":       dbus.MakeVariant(loaded),
 		"CanSeek":        dbus.MakeVariant(loaded && st.Duration > 0 && st.State != player.Stopped),
 		"CanControl":     dbus.MakeVariant(true),
+		"Shuffle":        dbus.MakeVariant(st.Shuffle),
+		"LoopStatus":     dbus.MakeVariant(loopStatus(st.Repeat)),
 	}
+}
+
+// MPRIS's LoopStatus for each repeat of the player: the queue is MPRIS's
+// playlist.
+var loops = map[string]string{
+	player.RepeatOff:    "None",
+	player.RepeatTrack:  "Track",
+	player.RepeatFolder: "Playlist",
+}
+
+func loopStatus(repeat string) string {
+	if l, ok := loops[repeat]; ok {
+		return l
+	}
+	return "None"
+}
+
+// repeatOf is the repeat of a LoopStatus; ok is false for any other word.
+func repeatOf(loop string) (string, bool) {
+	for r, l := range loops {
+		if l == loop {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // Properties MPRIS says never to signal: the position moves all the time

@@ -302,7 +302,8 @@ func (p *Player) seek(sec float64) error {
 // startFolder replaces the queue and plays, under mode or, when that is
 // "", the folder's own (modes.go). With resume, it starts at item index
 // and, if the folder was left in that very track, at that position; a
-// shuffled folder continues the order it was left in.
+// resume goes on in the mode the folder was left in, a shuffled folder in
+// the order it was left in.
 func (p *Player) startFolder(id string, index int, resume bool, mode Mode) error {
 	f, ok := p.cfg.Catalog.Folder(id)
 	if !ok || len(f.Tracks) == 0 {
@@ -311,16 +312,18 @@ func (p *Player) startFolder(id string, index int, resume bool, mode Mode) error
 	if index < 0 || index >= len(f.Tracks) {
 		return invalid("item_index %d is outside 0..%d", index, len(f.Tracks)-1)
 	}
-	if mode == "" {
-		mode = p.folderMode(id)
-	}
-	if p.intent() == Playing && len(p.clips) == 0 {
-		p.silence()
-	}
-	p.recordResume()
+	// Where the folder was left, before leaving what plays now records
+	// the position it is at (a stopped queue is at 0).
 	var last *state.ResumePoint
 	if rp, ok := p.saved.Resume[id]; ok && rp.Index < len(f.Tracks) && rp.TrackID == f.Tracks[rp.Index].ID {
 		last = &rp
+	}
+	switch {
+	case mode != "":
+	case resume && last != nil && Mode(last.Mode).Valid():
+		mode = Mode(last.Mode)
+	default:
+		mode = p.folderMode(id)
 	}
 	var order []int
 	if mode == ModeShuffle {
@@ -341,6 +344,10 @@ func (p *Player) startFolder(id string, index int, resume bool, mode Mode) error
 	} else if at, ok := p.episodeResume(f, index); ok {
 		pos = at
 	}
+	if p.intent() == Playing && len(p.clips) == 0 {
+		p.silence()
+	}
+	p.recordResume()
 	p.load(f)
 	p.setModes(mode, order)
 	if err := p.openAt(index, pos); err != nil {

@@ -327,7 +327,8 @@ func (p *Player) endOfStart() {
 		p.saved.Resume = map[string]state.ResumePoint{}
 	}
 	p.saved.Resume[p.folder.ID] = state.ResumePoint{
-		Index: p.index, TrackID: p.cur.item.ID, UpdatedAt: resumeStamp(time.Now(), p.saved.Resume), Order: p.order,
+		Index: p.index, TrackID: p.cur.item.ID, UpdatedAt: resumeStamp(time.Now(), p.saved.Resume),
+		Mode: string(p.mode), Order: p.order,
 	}
 }
 

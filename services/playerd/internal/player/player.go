@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -563,7 +562,7 @@ func sameSecond(a, b *state.Queue) bool {
 		return a == b
 	}
 	return a.FolderID == b.FolderID && a.Index == b.Index && a.TrackID == b.TrackID && int(a.Position) == int(b.Position) &&
-		a.Mode == b.Mode && a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.StopAtEnd == b.StopAtEnd && slices.Equal(a.Order, b.Order)
+		a.Mode == b.Mode && a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.StopAtEnd == b.StopAtEnd && sameOrder(a.Order, b.Order)
 }
 
 // recordResume remembers where the current folder was left.
@@ -579,15 +578,22 @@ func (p *Player) recordResume() {
 		p.saved.Resume = map[string]state.ResumePoint{}
 	}
 	old, had := p.saved.Resume[p.folder.ID]
-	if had && old.Index == p.index && int(old.Position) == int(pos) {
+	if had && old.Index == p.index && int(old.Position) == int(pos) && old.Mode == string(p.mode) && sameOrder(old.Order, p.order) {
 		return
 	}
 	p.saved.Resume[p.folder.ID] = state.ResumePoint{
 		Index: p.index, TrackID: p.cur.item.ID, Position: pos, UpdatedAt: resumeStamp(time.Now(), p.saved.Resume),
-		Order: slices.Clone(p.order),
+		Mode: string(p.mode), Order: p.order,
 	}
 	p.recordEpisode(p.saved.Resume[p.folder.ID])
 	p.dirty = true
+}
+
+// sameOrder reports whether a and b are the same play order: p.order is
+// replaced whenever it changes, never changed in place, so the same array
+// is the same order.
+func sameOrder(a, b []int) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // resumeStamp dates a new resume point at now. The dates are an order (the

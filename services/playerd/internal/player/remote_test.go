@@ -179,6 +179,9 @@ func TestStationStatusTitleAndNoResume(t *testing.T) {
 	if msg := h.fails(Command{Action: ActSeek, Value: val(30)}, fault.Conflict); msg != "a radio station cannot seek" {
 		t.Errorf("seek: %q", msg)
 	}
+	if msg := h.fails(Command{Action: ActSeekDelta, Value: val(-10)}, fault.Conflict); msg != "a radio station cannot seek" {
+		t.Errorf("seek_delta: %q", msg)
+	}
 	second := "Nächstes Lied"
 	r.set(func(f *fakeRemote) { f.title = &second })
 	h.waitFor("the next title", func(s Status) bool { return s.NowPlaying != nil && *s.NowPlaying == second })

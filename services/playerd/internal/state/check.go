@@ -41,7 +41,7 @@ func Parse(data []byte) (Saved, error) {
 		return bad("resume: at most %d points", maxResume)
 	}
 	for id, rp := range s.Resume {
-		if id == "" || len(id) > 64 || rp.Index < 0 || !seconds(rp.Position) || len(rp.TrackID) > 64 || !permutation(rp.Order) {
+		if id == "" || len(id) > 64 || rp.Index < 0 || !seconds(rp.Position) || len(rp.TrackID) > 64 || len(rp.Mode) > 16 || !permutation(rp.Order) {
 			return bad("resume[%q]: a folder id, index >= 0, position >= 0 and an order of each index once are required", id)
 		}
 	}

@@ -56,9 +56,11 @@ type ResumePoint struct {
 	TrackID   string    `json:"track_id"`
 	Position  float64   `json:"position"`
 	UpdatedAt time.Time `json:"updated_at"`
-	// Order is the shuffled play order the folder was left in, so that a
-	// resume continues it; absent when it was not shuffled.
-	Order []int `json:"order,omitempty"`
+	// Mode is the play mode the folder was left in and Order its shuffled
+	// play order, so that a resume continues both; absent in files
+	// written before they were kept, and Order when it was not shuffled.
+	Mode  string `json:"mode,omitempty"`
+	Order []int  `json:"order,omitempty"`
 }
 
 // Clone returns a deep copy, so the saver can write it while the player goes on.

@@ -78,6 +78,13 @@ type (
 	Waiting struct {
 		Waiting *player.Waiting `json:"waiting"`
 	}
+	// Modes is events.KindModes: the queue's play switches and the mode
+	// its folder started in.
+	Modes struct {
+		Shuffle bool        `json:"shuffle"`
+		Repeat  string      `json:"repeat"`
+		Mode    player.Mode `json:"mode,omitempty"`
+	}
 )
 
 // Change is one event to publish.
@@ -121,6 +128,9 @@ func Changes(prev, cur player.Status, at time.Time) []Change {
 	}
 	if (prev.Waiting == nil) != (cur.Waiting == nil) || prev.Waiting != nil && *prev.Waiting != *cur.Waiting {
 		out = append(out, Change{events.KindWaiting, Waiting{cur.Waiting}})
+	}
+	if prev.Shuffle != cur.Shuffle || prev.Repeat != cur.Repeat || prev.Mode != cur.Mode {
+		out = append(out, Change{events.KindModes, Modes{cur.Shuffle, cur.Repeat, cur.Mode}})
 	}
 	return out
 }

@@ -60,6 +60,9 @@ func TestChanges(t *testing.T) {
 		}, []events.Kind{events.KindSeek}},
 		{"announcement", func(s *player.Status) { s.Speaking = true }, []events.Kind{events.KindSpeech}},
 		{"stream title", func(s *player.Status) { s.NowPlaying = sp("Radio") }, []events.Kind{events.KindNowPlaying}},
+		{"shuffle", func(s *player.Status) { s.Shuffle = true }, []events.Kind{events.KindModes}},
+		{"repeat", func(s *player.Status) { s.Repeat = player.RepeatTrack }, []events.Kind{events.KindModes}},
+		{"a folder's mode", func(s *player.Status) { s.Mode = player.ModeSingle }, []events.Kind{events.KindModes}},
 	}
 	for _, c := range cases {
 		cur := loaded()

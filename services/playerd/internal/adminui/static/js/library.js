@@ -5,6 +5,9 @@
 import { el, replace, errorBox, okBox, card, fmtBytes, confirmButton } from './dom.js';
 import { t } from './i18n.js';
 
+// The play modes a folder can start in (player.Modes).
+const MODES = ['normal', 'repeat', 'repeat_one', 'shuffle', 'single', 'random_one'];
+
 export function render({ api }) {
   const listErr = errorBox();
   const list = el('ul', { class: 'list', id: 'library-list' });
@@ -42,8 +45,18 @@ export function render({ api }) {
       err.textContent = '';
       try { await api.rawReq('PUT', `/api/admin/library/folders/${f.id}/cover`, file, file.type || 'application/octet-stream'); await load(); } catch (x) { err.textContent = x.message; }
     } });
+    // The mode it starts in, saved at once on a change.
+    const modeSel = el('select', { class: 'folder-mode', 'aria-label': t('library.mode'), onchange: async () => {
+      err.textContent = '';
+      try {
+        await api.jsonReq('PUT', `/api/admin/library/folders/${f.id}/mode`, { mode: modeSel.value });
+        f.mode = modeSel.value;
+      } catch (x) { err.textContent = x.message; modeSel.value = f.mode || 'normal'; }
+    } }, ...MODES.map((m) => el('option', { value: m }, t(`mode.${m}`))));
+    modeSel.value = f.mode || 'normal';
     return el('li', { dataset: { folder: f.relative } },
       el('div', { class: 'folder' }, img, el('div', {}, el('strong', {}, f.relative), el('div', { class: 'muted small' }, t('library.tracks', f.tracks)))),
+      el('label', { class: 'row' }, t('library.mode'), modeSel),
       el('div', { class: 'row' },
         el('button', { type: 'button', onclick: () => { rename.hidden = !rename.hidden; } }, t('library.rename')),
         el('button', { type: 'button', onclick: () => coverIn.click() }, t('library.cover')), coverIn,
