@@ -14,11 +14,11 @@ import (
 // Issue 36 through the in-memory evdev: previous held is the audiobook
 // skip back (10 s), a short press still goes back a track (on release);
 // the rewind key skips back at once; and the shuffle, repeat and seek_delta
-// cards reach the player.
+// cards and a folder card's mode reach the player.
 func TestModeKeysAndCards(t *testing.T) {
-	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {60, 60}}), t.TempDir()
+	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {60, 60}, "Hoerspiele/Folge B": {60, 60}}), t.TempDir()
 	b := startCardBox(t, media, data, nil)
-	folderA, _ := folderIDs(t, b.base)
+	folderA, folderB := folderIDs(t, b.base)
 	kbd := "/dev/input/event1"
 	b.devs.Plug(kbd, inputtest.Keyboard)
 	b.devs.Plug(readerPath, inputtest.Reader)
@@ -64,5 +64,13 @@ func TestModeKeysAndCards(t *testing.T) {
 	}
 	if p := position(); p < 19 || p >= 25 {
 		t.Errorf("after the seek card: position %v, want about 20", p)
+	}
+	// A folder card's own mode is the start's.
+	b.do("PUT", "/api/admin/cards/26", `{"action":"folder","folder_id":"`+folderB+`","mode":"single"}`).want(t, "card with a mode", 200, "")
+	if r := b.place("26"); r["outcome"] != cards.OutStarted {
+		t.Fatalf("card with a mode: %v", r)
+	}
+	if st := b.status(); st["folder_id"] != folderB || st["mode"] != "single" {
+		t.Errorf("after the card with a mode: folder %v mode %v", st["folder_id"], st["mode"])
 	}
 }
