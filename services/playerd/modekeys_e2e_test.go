@@ -73,4 +73,12 @@ func TestModeKeysAndCards(t *testing.T) {
 	if st := b.status(); st["folder_id"] != folderB || st["mode"] != "single" {
 		t.Errorf("after the card with a mode: folder %v mode %v", st["folder_id"], st["mode"])
 	}
+	// In single mode the second tap "next" is the next story.
+	b.do("PUT", "/api/admin/cards/27", `{"action":"folder","folder_id":"`+folderB+`","same_card":"next"}`).want(t, "next card", 200, "")
+	if r := b.place("27"); r["outcome"] != cards.OutSkipped {
+		t.Fatalf("second tap in single mode: %v", r)
+	}
+	if st := b.status(); st["index"] != 1.0 || st["mode"] != "single" || st["state"] != "playing" {
+		t.Errorf("after the second tap: index %v mode %v state %v, want the next story playing", st["index"], st["mode"], st["state"])
+	}
 }
