@@ -134,7 +134,8 @@ func TestMPRISWithPlayerctl(t *testing.T) {
 	if st := status(); st["shuffle"] != true {
 		t.Errorf("after shuffle On: %v", st["shuffle"])
 	}
-	for loop, repeat := range map[string]string{"Track": "track", "Playlist": "folder", "None": "off"} {
+	for _, lr := range [][2]string{{"Track", "track"}, {"Playlist", "folder"}, {"None", "off"}} {
+		loop, repeat := lr[0], lr[1]
 		pc("loop", loop)
 		if st := status(); st["repeat"] != repeat {
 			t.Errorf("after loop %s: repeat %v", loop, st["repeat"])

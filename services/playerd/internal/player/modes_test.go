@@ -304,3 +304,52 @@ func TestSeekDeltaClampsToTheTrack(t *testing.T) {
 		h.waitFor("the next track", func(s Status) bool { return s.Index == 1 })
 	})
 }
+
+// BenchmarkPersistShuffled measures the per-period check of whether the
+// state changed (persist, once after every period while playing) for a
+// shuffled queue of 300 tracks: the order must cost nothing per period.
+// The same queue in order is the baseline.
+func BenchmarkPersistShuffled(b *testing.B) {
+	lengths := make([]float64, 300)
+	for i := range lengths {
+		lengths[i] = 0.01
+	}
+	f := folderOf(&testing.T{}, "f", lengths...)
+	for _, mode := range []Mode{ModeNormal, ModeShuffle} {
+		b.Run(string(mode), func(b *testing.B) {
+			p := New(Config{Catalog: catalog{"f": f}, MaxVolume: 100, StartVolume: 100, Rand: rand.NewPCG(1, 1)})
+			if err := p.startFolder("f", 0, false, mode); err != nil {
+				b.Fatal(err)
+			}
+			p.persist(state.Urgent)
+			b.ReportAllocs()
+			for b.Loop() {
+				p.persist(state.Routine)
+			}
+		})
+	}
+}
+
+// repeat folder: after the last track the first follows, gaplessly, and
+// the queue plays on.
+func TestRepeatFolderLoopsGaplessly(t *testing.T) {
+	sink := &recSink{}
+	f := folderOf(t, "f", 0.1, 0.1)
+	h := newHarness(t, catalog{"f": f}, Config{FolderMode: modeOf(map[string]Mode{"f": ModeRepeat})}, sink)
+	if st := h.do(Command{Action: ActFolder, FolderID: "f"}); st.Repeat != RepeatFolder || st.Shuffle {
+		t.Fatalf("repeat: %+v", st)
+	}
+	h.waitFor("the second track", func(s Status) bool { return s.Index == 1 })
+	h.waitFor("the first again", func(s Status) bool { return s.Index == 0 && s.State == Playing })
+	h.do(Command{Action: ActPause})
+	heard := sink.heard()
+	if len(heard) < 3*4800 {
+		t.Fatalf("heard %d frames", len(heard))
+	}
+	for i := rampFrames; i < 3*4800; i++ {
+		level := []float64{1000, 2000}[i/4800%2] / 32768
+		if heard[i][0] != level || counter(heard[i]) != i%4800%1000 {
+			t.Fatalf("frame %d = %v, want track %d sample %d", i, heard[i], i/4800%2, i%4800)
+		}
+	}
+}
