@@ -9,16 +9,19 @@ import (
 
 	"github.com/storybox/storybox/services/playerd/internal/cards"
 	"github.com/storybox/storybox/services/playerd/internal/input/inputtest"
+	"github.com/storybox/storybox/services/playerd/internal/player"
 )
 
 // Issue 36: min_volume against every source of a volume change that
 // reaches the box from outside: the API (volume, volume_delta), a card's
-// volume_delta, a volume key, and a restart (startup volume and the saved
-// one). The screen and MPRIS use the same command path with their own
-// caller (player.TestVolumeNeverBelowMinimum).
+// volume_delta, the screen's minus, a volume key, and a restart (startup
+// volume and the saved one). MPRIS and home automation use the same
+// command path with their own caller (player.TestVolumeNeverBelowMinimum).
 func TestMinVolumeHoldsForEverySource(t *testing.T) {
 	media, data := mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {30, 30}}), t.TempDir()
-	b := startCardBox(t, media, data, nil)
+	started := make(chan *running, 1)
+	b := startCardBox(t, media, data, func(c *setup) { c.onStart = func(x *running) { started <- x } })
+	box := <-started
 	folderA, _ := folderIDs(t, b.base)
 	post(t, b.base, `{"action":"folder","folder_id":"`+folderA+`"}`)
 
@@ -38,6 +41,11 @@ func TestMinVolumeHoldsForEverySource(t *testing.T) {
 		if st := b.do("POST", "/api/command", c).want(t, c, 200, ""); st.body["volume"] != 20.0 {
 			t.Errorf("%s: volume %v, want 20", c, st.body["volume"])
 		}
+	}
+	// The screen's − button: the display's command path, as a tap.
+	down := -50.0
+	if err := box.display.Command(context.Background(), player.Command{Action: player.ActVolumeDelta, Value: &down}); err != nil || b.status()["volume"] != 20.0 {
+		t.Errorf("the screen's minus: %v, volume %v", err, b.status()["volume"])
 	}
 	b.do("POST", "/api/command", `{"action":"volume","value":30}`).want(t, "up", 200, "")
 
