@@ -68,24 +68,46 @@ func (p *Player) wait(r request) error {
 	return nil
 }
 
-// startWaiting starts what waits, the track having ended. The rules may
-// refuse it by now (bedtime began): the queue then ends as it would have.
+// startWaiting starts what waits, the track having ended. The folder that
+// played is left as its track's end leaves it, so its resume point is
+// right: at the start of its next track, or ended as a queue ends (single
+// mode's next story included). The rules may refuse the start by now
+// (bedtime began): the folder then goes on, or has ended, as it would have
+// without the card.
 func (p *Player) startWaiting() {
 	w := p.waiting
 	p.waiting = nil
-	if p.out != nil {
-		// The end of the track is heard before the next folder begins.
-		if err := p.out.Drain(); err != nil {
-			p.deviceFailed(err)
-		}
+	next, more := p.following(p.index)
+	if p.repeat == RepeatTrack {
+		next, more = p.index, true
 	}
-	p.trackEnded()
+	var goOn func()
+	if more && !p.stopAtEnd {
+		if p.out != nil {
+			// The end of the track is heard before the next folder begins.
+			if err := p.out.Drain(); err != nil {
+				p.deviceFailed(err)
+			}
+		}
+		// Stopped for a moment, as at a queue's end: the next folder
+		// starts from silence, and nothing of this one's next track is
+		// rendered for a fade-out.
+		p.state = Stopped
+		if p.openAt(next, 0) != nil {
+			p.closeTrack()
+		}
+		goOn = func() { _ = p.play() }
+	} else {
+		p.endOfQueue()
+	}
 	v, err := p.admit(request{ctx: w.ctx, cmd: w.cmd})
 	if err == nil {
 		err = p.command(w.cmd)
 	}
 	if err != nil {
-		p.endOfQueue()
+		if goOn != nil {
+			goOn()
+		}
 		return
 	}
 	if v.Commit != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/auth"
+	"github.com/storybox/storybox/services/playerd/internal/state"
 )
 
 func via(v auth.Via) context.Context {
@@ -29,6 +30,15 @@ func TestCalmCardWaitsForTheTrackEnd(t *testing.T) {
 		t.Errorf("still waiting after the start: %+v", st.Waiting)
 	}
 	h.waitFor("the end of b", func(s Status) bool { return s.State == Stopped })
+	// Folder a was left at the start of its second track, as its first
+	// track's end leaves it.
+	var last state.Saved
+	for len(h.saved) > 0 {
+		last = <-h.saved
+	}
+	if rp, ok := last.Resume["a"]; !ok || rp.Index != 1 || rp.Position != 0 {
+		t.Errorf("a's resume point %+v (%v), want track 1 at 0", rp, ok)
+	}
 	heard := sink.heard()
 	const end = 50400 // 1.05 s of a's first track
 	if len(heard) != end+14400 {
@@ -92,10 +102,10 @@ func TestCalmOnlyHoldsAChildsStartOverATrack(t *testing.T) {
 // The gate judges a held folder twice: when the card is read (a refusal
 // is answered at once and nothing waits) and when the track ends; the
 // start is recorded (Commit) only when it happens. Refused by then, the
-// queue ends as it would have.
+// folder goes on with its next track as it would have.
 func TestCalmStartIsJudgedAgainAtTheTrackEnd(t *testing.T) {
 	g := &recGate{}
-	a, b := folderOf(t, "a", 0.5), folderOf(t, "b", 30)
+	a, b := folderOf(t, "a", 0.5, 30), folderOf(t, "b", 30)
 	h := newHarness(t, catalog{"a": a, "b": b}, Config{Calm: true, Gate: g}, &recSink{perWrite: 2 * time.Millisecond})
 	h.do(Command{Action: ActFolder, FolderID: "a"})
 	child := via(auth.Card)
@@ -121,9 +131,9 @@ func TestCalmStartIsJudgedAgainAtTheTrackEnd(t *testing.T) {
 		}
 		return nil
 	}, 0)
-	st := h.waitFor("the end of a", func(s Status) bool { return s.State == Stopped })
-	if *st.FolderID != "a" || st.Waiting != nil {
-		t.Errorf("after a refused start: folder %s waiting %+v", *st.FolderID, st.Waiting)
+	st := h.waitFor("a's second track", func(s Status) bool { return s.Index == 1 && s.Waiting == nil })
+	if *st.FolderID != "a" || st.State != Playing {
+		t.Errorf("after a refused start: folder %s state %s, want a playing on", *st.FolderID, st.State)
 	}
 	if _, _, commits := g.last(); len(commits) != 1 {
 		t.Errorf("commits %v: a refused start was recorded", commits)
