@@ -26,9 +26,9 @@ type Waiting struct {
 // waiting is a deferred folder or resume command, with the caller's
 // context for the gate, which judges the start again when it happens.
 type waiting struct {
-	ctx  context.Context
-	cmd  Command
-	name string
+	ctx context.Context
+	cmd Command
+	st  *Waiting // built once: every period's snapshot shares it
 }
 
 // SetCalm turns calm mode on or off; off drops what waits.
@@ -64,7 +64,7 @@ func (p *Player) wait(r request) error {
 	if r.cmd.ItemIndex != nil && (*r.cmd.ItemIndex < 0 || *r.cmd.ItemIndex >= len(f.Tracks)) {
 		return invalid("item_index %d is outside 0..%d", *r.cmd.ItemIndex, len(f.Tracks)-1)
 	}
-	p.waiting = &waiting{ctx: context.WithoutCancel(r.ctx), cmd: r.cmd, name: f.Name}
+	p.waiting = &waiting{ctx: context.WithoutCancel(r.ctx), cmd: r.cmd, st: &Waiting{FolderID: f.ID, Folder: f.Name}}
 	return nil
 }
 
@@ -120,7 +120,7 @@ func (p *Player) waitingStatus() *Waiting {
 	if p.waiting == nil {
 		return nil
 	}
-	return &Waiting{FolderID: p.waiting.cmd.FolderID, Folder: p.waiting.name}
+	return p.waiting.st
 }
 
 func sameWaiting(a, b *Waiting) bool {
