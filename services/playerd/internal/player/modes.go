@@ -232,6 +232,19 @@ func (p *Player) following(i int) (int, bool) {
 	return p.first(), true
 }
 
+// final reports whether the current track is the last of the play order,
+// or of a start of single or random_one.
+func (p *Player) final() bool {
+	if p.cur == nil {
+		return false
+	}
+	if p.stopAtEnd {
+		return true
+	}
+	_, ok := p.after(p.index)
+	return !ok
+}
+
 // upcoming is the entry that will follow the current one by itself, for
 // the prefetch; it draws nothing, so a shuffled folder's next cycle is not
 // prefetched (it opens when it starts, as a folder's first track does).

@@ -341,6 +341,9 @@ func TestRepeatFolderLoopsGaplessly(t *testing.T) {
 	}
 	h.waitFor("the second track", func(s Status) bool { return s.Index == 1 })
 	h.waitFor("the first again", func(s Status) bool { return s.Index == 0 && s.State == Playing })
+	// The second again: the three tracks checked below are whole before
+	// the pause fades out what follows.
+	h.waitFor("the second again", func(s Status) bool { return s.Index == 1 && s.State == Playing })
 	h.do(Command{Action: ActPause})
 	heard := sink.heard()
 	if len(heard) < 3*4800 {
@@ -352,4 +355,28 @@ func TestRepeatFolderLoopsGaplessly(t *testing.T) {
 			t.Fatalf("frame %d = %v, want track %d sample %d", i, heard[i], i/4800%2, i%4800)
 		}
 	}
+}
+
+// Final marks the last track of the play order (where the sleep timer's
+// "folder" ends), not the folder's last; in single every track is final.
+func TestFinalIsTheLastOfThePlayOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := folderOf(t, "f", 6, 6, 6, 6)
+		h := newHarness(t, catalog{"f": f}, Config{Rand: rand.NewPCG(2, 3)}, &recSink{perWrite: 2 * time.Millisecond})
+		h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeShuffle})
+		h.do(Command{Action: ActPause})
+		order := h.latest().Queue.Order
+		for k, i := range order {
+			st := h.p.Status()
+			if st.Index != i || st.Final != (k == len(order)-1) {
+				t.Fatalf("at %d of the order %v: index %d final %v", k, order, st.Index, st.Final)
+			}
+			if k < len(order)-1 {
+				h.do(Command{Action: ActNext})
+			}
+		}
+		if st := h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeSingle}); !st.Final {
+			t.Errorf("single: %+v", st)
+		}
+	})
 }

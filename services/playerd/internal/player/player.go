@@ -484,6 +484,7 @@ func (p *Player) publish(notify bool) {
 		Shuffle:   p.shuffle,
 		Repeat:    p.repeat,
 		Waiting:   p.waitingStatus(),
+		Final:     p.final(),
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}

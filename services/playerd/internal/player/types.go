@@ -120,6 +120,11 @@ type Status struct {
 	Jumps uint64 `json:"-"`
 	// Live: a station plays; its duration is null in JSON.
 	Live bool `json:"-"`
+	// Final: the current track is the last of the play order (in single
+	// and random_one: of this start), so the folder ends with it; a
+	// repeating folder ends a pass there. The sleep timer's "folder" ends
+	// with it.
+	Final bool `json:"-"`
 }
 
 // SamePlayback reports whether a and b differ at most in the position: the
@@ -131,7 +136,7 @@ func SamePlayback(a, b Status) bool {
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
 		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice &&
-		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live
+		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final
 }
 
 func sameString(a, b *string) bool {

@@ -195,7 +195,7 @@ func (k *Keeper) ending(m moment, st player.Status) *ending {
 		case player.UntilTrack:
 			consider(reasonSleep, trackEnd(&t.track, st, m.up), k.cfg.SleepFade)
 		case player.UntilFolder:
-			if st.Index == len(st.Queue)-1 {
+			if st.Final { // the last of the play order: shuffled, not the folder's last
 				consider(reasonSleep, m.up+remaining(st), k.cfg.SleepFade)
 			}
 		}

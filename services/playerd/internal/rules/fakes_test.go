@@ -89,7 +89,9 @@ func (p *fakePlayer) Status() player.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance()
-	return p.st
+	st := p.st
+	st.Final = st.Index >= 0 && st.Index == len(st.Queue)-1 // the fake plays in order
+	return st
 }
 
 func (p *fakePlayer) Changed() <-chan struct{} {
