@@ -61,10 +61,11 @@ func openDisplay(cfg Config, h hooks, core *box.Box, conn api.Connectivity, log 
 func openInput(cfg Config, h hooks, core *box.Box, log *slog.Logger) (*input.Manager, error) {
 	play := func(ctx context.Context, snd chime.Sound) error { return chime.Play(ctx, core.Player(), snd) }
 	o := input.Options{
-		Wiring: core.Wiring(),
-		Cards:  core.Cards(),
-		Player: core.Player(),
-		Chime:  play,
+		Wiring:     core.Wiring(),
+		Cards:      core.Cards(),
+		Player:     core.Player(),
+		Chime:      play,
+		ToggleCalm: core.ToggleCalm,
 		PowerOff: func() {
 			if _, err := core.Power().Request(power.PowerOff, "power button"); err != nil {
 				log.Warn("power button", "error", err)

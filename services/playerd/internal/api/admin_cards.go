@@ -35,12 +35,6 @@ type InputAdmin interface {
 	Status() wiring.Status
 }
 
-// card is one mapping with its id, as the API shows it.
-type card struct {
-	ID string `json:"id"`
-	cards.Mapping
-}
-
 func (h *handler) getCards(w http.ResponseWriter, r *http.Request) {
 	answer.JSON(w, http.StatusOK, h.Cards.Doc())
 }
@@ -90,7 +84,7 @@ func (h *handler) putCard(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, answer.Failed("card could not be saved", err))
 		return
 	}
-	answer.JSON(w, http.StatusOK, card{ID: id, Mapping: saved})
+	answer.JSON(w, http.StatusOK, saved.WithID(id))
 }
 
 func (h *handler) deleteCard(w http.ResponseWriter, r *http.Request) {

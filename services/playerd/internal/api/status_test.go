@@ -184,6 +184,20 @@ func change(v reflect.Value, variant int) bool {
 	case reflect.Float64:
 		v.SetFloat([]float64{v.Float() + 1, 1.0 / 3, 0}[variant])
 	case reflect.Pointer: // *string: another text, the same text elsewhere, none
+		if w, ok := v.Interface().(*player.Waiting); ok { // another folder, the same elsewhere, none
+			switch {
+			case variant == 0:
+				v.Set(reflect.ValueOf(&player.Waiting{FolderID: "w", Folder: "Wartet"}))
+			case w == nil:
+				return false
+			case variant == 1:
+				same := *w
+				v.Set(reflect.ValueOf(&same))
+			default:
+				v.Set(reflect.Zero(v.Type()))
+			}
+			return true
+		}
 		switch variant {
 		case 0:
 			s := "anders"

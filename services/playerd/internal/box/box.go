@@ -210,6 +210,8 @@ func New(cfg Config) (*Box, error) {
 		Catalog:        b.catalog,
 		OpenRemote:     b.openRemote,
 		MaxVolume:      audio.MaxVolume,
+		MinVolume:      audio.MinVolume,
+		Calm:           b.settings.Get().Calm,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Restored:       restored,
@@ -421,8 +423,15 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		au := s.Audio
-		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume}); err != nil {
+		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume, Min: au.MinVolume}); err != nil {
 			b.log.Error("apply volume limits", "error", err)
+		}
+	}
+	if old.Calm != s.Calm {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := b.player.SetCalm(ctx, s.Calm); err != nil {
+			b.log.Error("apply calm mode", "error", err)
 		}
 	}
 	b.setZone(s)

@@ -18,6 +18,7 @@ func (b *Box) newCards() (*cards.Service, error) {
 		Player:      b.player,
 		Catalog:     b.catalog,
 		Resume:      b.ResumeIndex,
+		SetCalm:     b.SetCalm,
 		Chime:       func(ctx context.Context, snd chime.Sound) error { return chime.Play(ctx, b.player, snd) },
 		UnknownFile: filepath.Join(b.cfg.Data, cards.UnknownFileName),
 		OnRead: func(r cards.Read) {

@@ -28,6 +28,9 @@ const (
 	OutStarted   = "started"   // a folder or station began
 	OutContinued = "continued" // the card's folder was paused and plays on
 	OutPaused    = "paused"    // same_card toggle_pause paused it
+	OutRestarted = "restarted" // same_card restart: its folder from the first track
+	OutSkipped   = "skipped"   // same_card next: the next track
+	OutWaiting   = "waiting"   // calm mode: the folder starts when the track ends
 	OutUnchanged = "unchanged" // the card's folder plays already
 	OutDone      = "done"      // a command card did its command
 	OutRepeat    = "repeat"    // the same id within Repeat: ignored
@@ -67,6 +70,9 @@ type Options struct {
 	// Resume returns the saved place in a folder (its track index), for
 	// resume cards; nil or false: the folder starts from the beginning.
 	Resume func(folderID string) (index int, ok bool)
+	// SetCalm switches calm mode, for calm cards (a parent's setting,
+	// saved with the settings); nil: calm cards are refused.
+	SetCalm func(ctx context.Context, on bool) error
 	// Chime plays a signal sound; nil: silent. It should return once the
 	// sound has started (chime.Play on the player does).
 	Chime func(ctx context.Context, s chime.Sound) error
@@ -156,9 +162,18 @@ func (s *Service) Card(ctx context.Context, id, device string) {
 	cmd, outcome := s.plan(m, doc.SameCard, s.o.Player.Status())
 	s.sound(ctx, doc, chime.Known)
 	r.Outcome = outcome
-	if cmd != nil {
+	if m.Action == ActCalm {
+		if err := s.calm(ctx, *m.On); err != nil {
+			r.Outcome, r.Error = OutFailed, fault.Message(err)
+			s.sound(ctx, doc, chime.Refused)
+		}
+	} else if cmd != nil {
 		ctx = auth.WithCaller(ctx, auth.Caller{Via: auth.Card})
-		if _, err := s.o.Player.Do(ctx, *cmd); err != nil {
+		st, err := s.o.Player.Do(ctx, *cmd)
+		if err == nil && r.Outcome == OutStarted && st.Waiting != nil && st.Waiting.FolderID == m.FolderID {
+			r.Outcome = OutWaiting
+		}
+		if err != nil {
 			r.Outcome, r.Error = OutFailed, fault.Message(err)
 			switch fault.KindOf(err) {
 			case fault.Forbidden, fault.Conflict, fault.Busy:
@@ -174,16 +189,24 @@ func (s *Service) Card(ctx context.Context, id, device string) {
 }
 
 // plan is the command a mapping means now. A card whose folder is loaded
-// does not start it again: playing, it plays on (or pauses, with
-// toggle_pause); paused, it continues.
+// does not start it again: playing, it does the second tap (the card's
+// same_card, else the document's); paused, it continues.
 func (s *Service) plan(m Mapping, sameCard string, st player.Status) (*player.Command, string) {
 	switch m.Action {
 	case ActFolder, ActResume, ActRadio:
+		if m.SameCard != "" {
+			sameCard = m.SameCard
+		}
 		if st.FolderID != nil && *st.FolderID == m.FolderID {
 			switch st.State {
 			case player.Playing:
-				if sameCard == SameCardTogglePause {
+				switch sameCard {
+				case SameCardTogglePause:
 					return &player.Command{Action: player.ActPause}, OutPaused
+				case SameCardRestart:
+					return &player.Command{Action: player.ActFolder, FolderID: m.FolderID}, OutRestarted
+				case SameCardNext:
+					return &player.Command{Action: player.ActNext}, OutSkipped
 				}
 				return nil, OutUnchanged
 			case player.Paused:
@@ -196,14 +219,28 @@ func (s *Service) plan(m Mapping, sameCard string, st player.Status) (*player.Co
 			}
 		}
 		// A station plays with the folder command, as every client plays it.
-		return &player.Command{Action: player.ActFolder, FolderID: m.FolderID}, OutStarted
-	case ActVolumeDelta, ActSleepTimer:
+		return &player.Command{Action: player.ActFolder, FolderID: m.FolderID, Mode: player.Mode(m.Mode)}, OutStarted
+	case ActShuffle:
+		on := *m.On
+		return &player.Command{Action: player.ActShuffle, On: &on}, OutDone
+	case ActRepeat:
+		return &player.Command{Action: player.ActRepeat, Word: m.Word}, OutDone
+	case ActCalm:
+		return nil, OutDone // Card switches it through SetCalm
+	case ActVolumeDelta, ActSleepTimer, ActSeekDelta:
 		// sleep_timer is carried out by the parental rules behind the
 		// player's gate (issue 12); the player checks its fields.
 		v := *m.Normalized().Value
 		return &player.Command{Action: m.Action, Value: &v}, OutDone
 	}
 	return &player.Command{Action: m.Action}, OutDone
+}
+
+func (s *Service) calm(ctx context.Context, on bool) error {
+	if s.o.SetCalm == nil {
+		return fault.New(fault.Unavailable, "calm mode cannot be switched on this box")
+	}
+	return s.o.SetCalm(ctx, on)
 }
 
 func (s *Service) sound(ctx context.Context, doc Doc, snd chime.Sound) {

@@ -15,13 +15,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/household"
+	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/rules"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -48,13 +51,27 @@ const (
 	ActPrevious    = "previous"
 	ActSleepTimer  = "sleep_timer"  // value: minutes, default 15
 	ActVolumeDelta = "volume_delta" // value: signed step
+	ActShuffle     = "shuffle"      // value: true or false
+	ActRepeat      = "repeat"       // value: "off", "folder" or "track"
+	ActSeekDelta   = "seek_delta"   // value: signed seconds
+	// ActCalm switches calm mode (the settings' calm), value true or
+	// false: a parent's card for the kindergarten morning.
+	ActCalm = "calm"
 )
 
-// What placing the card that is already playing does.
+var actions = []string{ActFolder, ActResume, ActRadio, ActStop, ActPause, ActToggle, ActNext, ActPrevious,
+	ActSleepTimer, ActVolumeDelta, ActShuffle, ActRepeat, ActSeekDelta, ActCalm}
+
+// What placing the card whose folder plays already does (the second tap).
+// A paused folder's card always continues it, whatever the choice.
 const (
 	SameCardContinue    = "continue"     // nothing: it plays on
-	SameCardTogglePause = "toggle_pause" // pause it (a paused one always continues)
+	SameCardTogglePause = "toggle_pause" // pause it
+	SameCardRestart     = "restart"      // the folder again from its first track
+	SameCardNext        = "next"         // the next track (in single mode: the next story)
 )
+
+var sameCards = []string{SameCardContinue, SameCardTogglePause, SameCardRestart, SameCardNext}
 
 // Limits of the document.
 const (
@@ -63,6 +80,7 @@ const (
 	maxNameLen      = 80
 	DefaultSleepMin = 15
 	maxVolumeStep   = 50
+	maxSeekStep     = 600 // seconds: ten minutes of an audiobook
 )
 
 // Mapping is what one card does.
@@ -70,8 +88,18 @@ type Mapping struct {
 	Action   string   `json:"action"`
 	FolderID string   `json:"folder_id,omitempty"`
 	Value    *float64 `json:"value,omitempty"`
+	// On and Word are "value" as a boolean (shuffle, calm) and as a word
+	// (repeat); on the wire all three are "value" (mapping_json.go).
+	On   *bool  `json:"-"`
+	Word string `json:"-"`
 	// Name is the parent's label for the card ("Bobo, blue figure").
 	Name string `json:"name,omitempty"`
+	// Mode is a folder card's play mode (player.Modes), passed on the
+	// folder command; "": the folder's own.
+	Mode string `json:"mode,omitempty"`
+	// SameCard overrides the document's second tap for this card's
+	// folder; "": the document's.
+	SameCard string `json:"same_card,omitempty"`
 }
 
 // Doc is cards.json.
@@ -95,6 +123,10 @@ func (d Doc) clone() Doc {
 		if m.Value != nil {
 			v := *m.Value
 			m.Value = &v
+		}
+		if m.On != nil {
+			on := *m.On
+			m.On = &on
 		}
 		c.Cards[id] = m
 	}
@@ -127,17 +159,35 @@ func (m Mapping) Normalized() Mapping {
 
 // Validate checks one mapping without the library: fields fit the action.
 func (m Mapping) Validate() error {
-	needFolder, needValue := false, false
+	needFolder, needValue, needOn := false, false, false
 	switch m.Action {
 	case ActFolder, ActResume, ActRadio:
 		needFolder = true
-	case ActSleepTimer, ActVolumeDelta:
+	case ActSleepTimer, ActVolumeDelta, ActSeekDelta:
 		needValue = true
+	case ActShuffle, ActCalm:
+		needOn = true
+	case ActRepeat:
+		if !player.ValidRepeat(m.Word) || m.Value != nil || m.On != nil {
+			return fault.New(fault.Invalid, "repeat needs value \"off\", \"folder\" or \"track\"")
+		}
 	case ActStop, ActPause, ActToggle, ActNext, ActPrevious:
 	case "":
 		return fault.New(fault.Invalid, "action is required")
 	default:
-		return fault.New(fault.Invalid, "unknown action %q (want folder, resume, radio, stop, pause, toggle, next, previous, sleep_timer or volume_delta)", m.Action)
+		return fault.New(fault.Invalid, "unknown action %q (want one of %s)", m.Action, strings.Join(actions, ", "))
+	}
+	switch {
+	case m.Word != "" && m.Action != ActRepeat:
+		return fault.New(fault.Invalid, "%s takes no word as value", m.Action)
+	case needOn && (m.On == nil || m.Value != nil):
+		return fault.New(fault.Invalid, "%s needs value true or false", m.Action)
+	case !needOn && m.On != nil:
+		return fault.New(fault.Invalid, "%s takes no true or false", m.Action)
+	case m.Mode != "" && m.Action != ActFolder:
+		return fault.New(fault.Invalid, "%s takes no mode (only a folder card has one)", m.Action)
+	case m.Mode != "" && !player.Mode(m.Mode).Valid():
+		return fault.New(fault.Invalid, "unknown mode %q (one of %v)", m.Mode, player.Modes)
 	}
 	switch {
 	case needFolder && m.FolderID == "":
@@ -165,7 +215,17 @@ func (m Mapping) Validate() error {
 			if v == 0 || math.Abs(v) > maxVolumeStep {
 				return fault.New(fault.Invalid, "volume_delta value is a step of -%d..%d, not 0", maxVolumeStep, maxVolumeStep)
 			}
+		case ActSeekDelta:
+			if v == 0 || math.Abs(v) > maxSeekStep {
+				return fault.New(fault.Invalid, "seek_delta value is seconds, -%d..%d, not 0", maxSeekStep, maxSeekStep)
+			}
 		}
+	}
+	if m.SameCard != "" && !needFolder {
+		return fault.New(fault.Invalid, "%s takes no same_card", m.Action)
+	}
+	if m.SameCard != "" && !slices.Contains(sameCards, m.SameCard) {
+		return fault.New(fault.Invalid, "same_card must be one of %s, not %q", strings.Join(sameCards, ", "), m.SameCard)
 	}
 	if len(m.FolderID) > 256 {
 		return fault.New(fault.Invalid, "folder_id is too long")
@@ -186,8 +246,8 @@ func (d Doc) Validate() error {
 	if d.Version != Version {
 		return fault.New(fault.Invalid, "version must be %d, not %d", Version, d.Version)
 	}
-	if d.SameCard != SameCardContinue && d.SameCard != SameCardTogglePause {
-		return fault.New(fault.Invalid, "same_card must be %q or %q", SameCardContinue, SameCardTogglePause)
+	if !slices.Contains(sameCards, d.SameCard) {
+		return fault.New(fault.Invalid, "same_card must be one of %s, not %q", strings.Join(sameCards, ", "), d.SameCard)
 	}
 	if len(d.Cards) > MaxCards {
 		return fault.New(fault.Invalid, "at most %d cards", MaxCards)

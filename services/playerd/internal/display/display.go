@@ -470,6 +470,9 @@ func playingFrom(st player.Status) playingView {
 	if st.NowPlaying != nil {
 		p.NowPlaying = *st.NowPlaying
 	}
+	if st.Waiting != nil {
+		p.Waiting = st.Waiting.Folder
+	}
 	p.Shuffle, p.Repeat = st.Shuffle, st.Repeat
 	return p
 }

@@ -65,6 +65,8 @@ type playingView struct {
 	Error  string
 	// NowPlaying is a station's current title, shown under its name.
 	NowPlaying string
+	// Waiting is the folder calm mode starts when the track ends.
+	Waiting string
 	// The sleep-timer button: its label ("12 min"), whether a timer is
 	// set, and the command of the next tap.
 	Sleep     string
@@ -97,6 +99,8 @@ type texts struct {
 	// The sleep timer's button: minutes left ("%d min"), or to the end of
 	// the track or folder.
 	SleepMinutes, SleepTrack, SleepFolder string
+	// Waiting says what calm mode starts after the track ("Danach: %s").
+	Waiting string
 }
 
 var textsByLang = map[lang.Lang]texts{
@@ -108,7 +112,7 @@ var textsByLang = map[lang.Lang]texts{
 		Bedtime: "Schlafenszeit", BedtimeText: "Gute Nacht! Um %s geht es weiter.",
 		Enough: "Genug für heute", EnoughText: "Morgen geht es weiter.",
 		Locked: "Nur mit Mama oder Papa", LockedText: "Das startet ein Erwachsener.",
-		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge"},
+		SleepMinutes: "%d min", SleepTrack: "Titel", SleepFolder: "Folge", Waiting: "Danach: %s"},
 	lang.English: {BatteryLow: "Battery low – please charge", Empty: "Nothing here yet.", Track: "Track %d of %d",
 		PairTitle: "Pair Home Assistant", PairWaiting: "Waiting for Home Assistant …", PairWants: "%s asks for:",
 		PairAllowed: "Allowed:", PairEnter: "Enter this code in Home Assistant", PairFingerprint: "Fingerprint (SHA-256):",
@@ -117,7 +121,7 @@ var textsByLang = map[lang.Lang]texts{
 		Bedtime: "Bedtime", BedtimeText: "Good night! More at %s.",
 		Enough: "That's enough for today", EnoughText: "More tomorrow.",
 		Locked: "Ask a grown-up", LockedText: "A grown-up starts this one.",
-		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder"},
+		SleepMinutes: "%d min", SleepTrack: "track", SleepFolder: "folder", Waiting: "Next: %s"},
 }
 
 // renderer draws views. Not safe for concurrent use.
@@ -266,6 +270,10 @@ func (r *renderer) playing(dst *image.RGBA, c image.Rectangle, p *playingView, t
 	}
 	if p.NowPlaying != "" {
 		sub = p.NowPlaying
+	}
+	if p.Waiting != "" {
+		// Calm mode: the card the child placed is not forgotten.
+		sub = fmt.Sprintf(tx.Waiting, p.Waiting)
 	}
 	if p.Error != "" {
 		sub = p.Error

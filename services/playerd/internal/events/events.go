@@ -47,6 +47,7 @@ const (
 	KindNowPlaying Kind = "now_playing" // a stream's title
 	KindSpeech     Kind = "speech"      // an announcement started or finished
 	KindOutput     Kind = "output"      // the speaker or the headphones play
+	KindWaiting    Kind = "waiting"     // calm mode holds a folder back, or no longer
 	KindModes      Kind = "modes"       // shuffle, repeat or the folder's mode
 	// The rest of the box.
 	KindMessage      Kind = "message"      // a message shown on screen or cleared
@@ -67,7 +68,7 @@ const (
 
 var published = map[Kind]bool{
 	KindState: true, KindQueue: true, KindTrack: true, KindVolume: true, KindSeek: true,
-	KindNowPlaying: true, KindSpeech: true, KindOutput: true, KindMessage: true, KindBattery: true,
+	KindNowPlaying: true, KindSpeech: true, KindOutput: true, KindWaiting: true, KindMessage: true, KindBattery: true,
 	KindLibrary: true, KindScan: true, KindRestrictions: true, KindSettings: true,
 	KindCatalog: true, KindModes: true,
 }

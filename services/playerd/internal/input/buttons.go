@@ -33,13 +33,17 @@ type binding struct {
 // kernel's gpio-keys, whose device-tree overlay names a key code) that act
 // on the player. Power needs a long press, as a GPIO power button does.
 var mediaKeys = map[evdev.EvCode]binding{
-	evdev.KEY_PLAYPAUSE:    {action: BtnToggle},
-	evdev.KEY_PLAY:         {action: BtnPlay},
-	evdev.KEY_PLAYCD:       {action: BtnPlay},
-	evdev.KEY_PAUSECD:      {action: BtnPause},
-	evdev.KEY_STOPCD:       {action: BtnStop},
-	evdev.KEY_NEXTSONG:     {action: BtnNext},
-	evdev.KEY_PREVIOUSSONG: {action: BtnPrevious},
+	evdev.KEY_PLAYPAUSE: {action: BtnToggle},
+	evdev.KEY_PLAY:      {action: BtnPlay},
+	evdev.KEY_PLAYCD:    {action: BtnPlay},
+	evdev.KEY_PAUSECD:   {action: BtnPause},
+	evdev.KEY_STOPCD:    {action: BtnStop},
+	// Held, next and previous are the audiobook skip; a short press
+	// then acts on release.
+	evdev.KEY_NEXTSONG:     {action: BtnNext, long: BtnSeekForward},
+	evdev.KEY_PREVIOUSSONG: {action: BtnPrevious, long: BtnSeekBack},
+	evdev.KEY_REWIND:       {action: BtnSeekBack},
+	evdev.KEY_FASTFORWARD:  {action: BtnSeekForward},
 	evdev.KEY_VOLUMEUP:     {action: BtnVolumeUp},
 	evdev.KEY_VOLUMEDOWN:   {action: BtnVolumeDown},
 	evdev.KEY_POWER:        {long: BtnPowerOff},

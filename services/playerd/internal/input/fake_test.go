@@ -174,6 +174,7 @@ func (c *fakeChip) Open(g GPIO, offsets []int) (Lines, string, error) {
 // recorder is the player and the card sink.
 type recorder struct {
 	mu     sync.Mutex
+	status player.Status // what Status answers
 	cmds   chan player.Command
 	via    []auth.Via
 	cards  chan string
@@ -191,6 +192,12 @@ func (r *recorder) Do(ctx context.Context, c player.Command) (player.Status, err
 	r.mu.Unlock()
 	r.cmds <- c
 	return player.Status{}, err
+}
+
+func (r *recorder) Status() player.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
 }
 
 func (r *recorder) Card(_ context.Context, id, device string) { r.cards <- device + ":" + id }

@@ -1,10 +1,10 @@
 package input
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/storybox/storybox/services/playerd/internal/wiring"
 	"slices"
 	"sort"
 	"sync"
@@ -12,9 +12,11 @@ import (
 
 	evdev "github.com/holoplot/go-evdev"
 
+	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/chime"
 	"github.com/storybox/storybox/services/playerd/internal/player"
+	"github.com/storybox/storybox/services/playerd/internal/wiring"
 )
 
 // CardSink receives the ids card readers type (the cards service).
@@ -22,8 +24,10 @@ type CardSink interface {
 	Card(ctx context.Context, id, device string)
 }
 
-// Commander is the one command path (the player's Do).
+// Commander is the one command path (the player's Do) and the status the
+// switches of shuffle and repeat go on from.
 type Commander interface {
+	Status() player.Status
 	Do(ctx context.Context, cmd player.Command) (player.Status, error)
 }
 
@@ -46,6 +50,9 @@ type Options struct {
 	Chime func(ctx context.Context, s chime.Sound) error
 	// PowerOff is the long-press power action; nil: the action does nothing.
 	PowerOff func()
+	// ToggleCalm switches the settings' calm mode over (the calm button);
+	// nil: the button is refused.
+	ToggleCalm func(ctx context.Context) error
 	// OnDevice hears devices claimed and released, for the log.
 	OnDevice func(d DeviceStatus, connected bool)
 	// OnJack hears the headphone jack-detect line (wiring.Jack): whether
@@ -158,24 +165,58 @@ func (m *Manager) act(ctx context.Context, w Wiring, action string) {
 		}
 		return
 	}
-	cmd := player.Command{Action: action}
-	switch action {
-	case BtnVolumeUp, BtnVolumeDown:
-		v := float64(w.VolumeStep)
-		if action == BtnVolumeDown {
-			v = -v
-		}
-		cmd = player.Command{Action: player.ActVolumeDelta, Value: &v}
-	}
 	ctx, cancel := context.WithTimeout(auth.WithCaller(ctx, auth.Caller{Via: auth.Button}), 3*time.Second)
 	defer cancel()
-	if _, err := m.o.Player.Do(ctx, cmd); err != nil && ctx.Err() == nil {
+	var err error
+	if action == BtnCalm {
+		err = m.toggleCalm(ctx)
+	} else {
+		_, err = m.o.Player.Do(ctx, m.command(w, action))
+	}
+	if err != nil && ctx.Err() == nil {
 		if m.o.Chime != nil {
 			if err := m.o.Chime(ctx, chime.Refused); err != nil && ctx.Err() == nil {
 				m.o.OnError(err)
 			}
 		}
 	}
+}
+
+// command is the player command of a button action. A button has no
+// value: shuffle switches over and repeat goes on to the next setting,
+// from the player's status as the press finds it.
+func (m *Manager) command(w Wiring, action string) player.Command {
+	step := func(v float64) player.Command {
+		a := player.ActVolumeDelta
+		if action == BtnSeekBack || action == BtnSeekForward {
+			a = player.ActSeekDelta
+		}
+		return player.Command{Action: a, Value: &v}
+	}
+	switch action {
+	case BtnVolumeUp:
+		return step(float64(w.VolumeStep))
+	case BtnVolumeDown:
+		return step(-float64(w.VolumeStep))
+	case BtnSeekForward:
+		return step(wiring.SeekStep)
+	case BtnSeekBack:
+		return step(-wiring.SeekStep)
+	case BtnShuffle:
+		on := !m.o.Player.Status().Shuffle
+		return player.Command{Action: player.ActShuffle, On: &on}
+	case BtnRepeat:
+		next := map[string]string{player.RepeatOff: player.RepeatFolder, player.RepeatFolder: player.RepeatTrack}[m.o.Player.Status().Repeat]
+		return player.Command{Action: player.ActRepeat, Word: cmp.Or(next, player.RepeatOff)}
+	}
+	return player.Command{Action: action}
+}
+
+func (m *Manager) toggleCalm(ctx context.Context) error {
+	if m.o.ToggleCalm == nil {
+		return fault.New(fault.Unavailable, "calm mode cannot be switched on this box")
+	}
+	return m.o.ToggleCalm(ctx)
 }
 
 // claim is a device the watcher holds.

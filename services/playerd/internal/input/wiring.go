@@ -17,13 +17,18 @@ type (
 
 // Button actions.
 const (
-	BtnToggle     = wiring.BtnToggle
-	BtnPlay       = wiring.BtnPlay
-	BtnPause      = wiring.BtnPause
-	BtnStop       = wiring.BtnStop
-	BtnNext       = wiring.BtnNext
-	BtnPrevious   = wiring.BtnPrevious
-	BtnVolumeUp   = wiring.BtnVolumeUp
-	BtnVolumeDown = wiring.BtnVolumeDown
-	BtnPowerOff   = wiring.BtnPowerOff
+	BtnToggle      = wiring.BtnToggle
+	BtnPlay        = wiring.BtnPlay
+	BtnPause       = wiring.BtnPause
+	BtnStop        = wiring.BtnStop
+	BtnNext        = wiring.BtnNext
+	BtnPrevious    = wiring.BtnPrevious
+	BtnVolumeUp    = wiring.BtnVolumeUp
+	BtnVolumeDown  = wiring.BtnVolumeDown
+	BtnPowerOff    = wiring.BtnPowerOff
+	BtnShuffle     = wiring.BtnShuffle
+	BtnRepeat      = wiring.BtnRepeat
+	BtnSeekBack    = wiring.BtnSeekBack
+	BtnSeekForward = wiring.BtnSeekForward
+	BtnCalm        = wiring.BtnCalm
 )

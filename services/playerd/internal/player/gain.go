@@ -14,7 +14,17 @@ func gainFor(volume int) float64 {
 	return math.Pow(10, float64(volume-100)*volumeRangeDB/100/20)
 }
 
-func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
+func (p *Player) clampVolume(v int) int { return max(p.floor(), min(v, p.maxVolume())) }
+
+// floor is the least volume now: the parent's minimum, unless a cap is
+// lower (a cap always wins) or the parental rules ask (their fade goes on
+// to silence, then pauses).
+func (p *Player) floor() int {
+	if p.byRules {
+		return 0
+	}
+	return min(p.cfg.MinVolume, p.maxVolume())
+}
 
 // rampGains fills gains with the gain of each frame of the next len(gains)
 // frames, moving from the current gain to target over them (no zipper noise

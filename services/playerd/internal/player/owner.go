@@ -12,23 +12,28 @@ import (
 // restore). They go through the same request channel as commands, so the
 // player goroutine stays the only one that touches its state.
 
-// Volumes are the volume limits of the settings (1..100 each).
+// Volumes are the volume limits of the settings (1..100 each; Min
+// 0..Max).
 type Volumes struct {
-	Max, Start, Announce int
+	Max, Start, Announce, Min int
 }
 
 // SetVolumes changes the volume limits at once. A volume above the new
-// maximum is lowered to it the way a volume command lowers it (retaken from
-// the device, so it is heard within a period); an announcement playing
-// moves to its new volume within a period.
+// maximum is lowered to it, one below the new minimum raised to it, the
+// way a volume command moves it (retaken from the device, so it is heard
+// within a period); an announcement playing moves to its new volume within
+// a period.
 func (p *Player) SetVolumes(ctx context.Context, v Volumes) (Status, error) {
 	for _, x := range []int{v.Max, v.Start, v.Announce} {
 		if x < 1 || x > 100 {
 			return Status{}, invalid("volume limits must be 1..100: %+v", v)
 		}
 	}
+	if v.Min < 0 || v.Min > v.Max {
+		return Status{}, invalid("the minimum volume must be 0..%d: %+v", v.Max, v)
+	}
 	return p.send(ctx, request{change: func() error {
-		p.cfg.MaxVolume, p.cfg.StartVolume, p.cfg.AnnounceVolume = v.Max, v.Start, v.Announce
+		p.cfg.MaxVolume, p.cfg.StartVolume, p.cfg.AnnounceVolume, p.cfg.MinVolume = v.Max, v.Start, v.Announce, v.Min
 		return p.setVolume(p.volume)
 	}})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/auth"
 	"github.com/storybox/storybox/services/playerd/internal/library"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/state"
@@ -26,11 +27,19 @@ type Config struct {
 	Catalog Catalog
 	// MaxVolume caps every volume the player ever uses (1..100).
 	MaxVolume int
+	// MinVolume is the floor of every volume (0..MaxVolume; 0: none): no
+	// button, card, screen or client turns the box quieter. A cap below
+	// it (the night maximum) wins, and the parental rules' own commands
+	// (auth.Internal: the sleep timer's fade) go below it, since the fade
+	// ends in a pause and the volume then returns.
+	MinVolume int
 	// StartVolume caps the volume after a restart: the box never starts
 	// louder than this, but stays quieter if it was left quieter.
 	StartVolume int
 	// AnnounceVolume is the volume of announcements, still capped by MaxVolume.
 	AnnounceVolume int
+	// Calm: a child's card or button does not cut a track off (calm.go).
+	Calm bool
 	// Restored is the state saved by the previous run.
 	Restored state.Saved
 	// Save receives a copy of the persistent state whenever it changed:
@@ -108,6 +117,8 @@ type Player struct {
 	jumps      uint64      // Status.Jumps
 	gateMax    int         // the gate's volume cap; 0: none
 	phones     *Headphones // plugged in and playing; nil: the speaker plays
+	byRules    bool        // the request being run is the parental rules' own (no volume floor)
+	waiting    *waiting    // calm mode's folder for when the track ends (calm.go)
 
 	// The play modes of the queue (modes.go).
 	mode      Mode   // the mode the queue started in
@@ -143,6 +154,7 @@ func New(cfg Config) *Player {
 	if cfg.MaxVolume < 1 || cfg.MaxVolume > 100 {
 		cfg.MaxVolume = 100
 	}
+	cfg.MinVolume = max(0, min(cfg.MinVolume, cfg.MaxVolume))
 	if cfg.Backend == "" {
 		cfg.Backend = "storybox"
 	}
@@ -349,6 +361,8 @@ func (p *Player) handle(r request) {
 
 // run checks a request, asks the gate and carries it out.
 func (p *Player) run(r request) error {
+	p.byRules = r.ctx != nil && auth.CallerFrom(r.ctx).Via == auth.Internal
+	defer func() { p.byRules = false }()
 	if r.clip == nil {
 		if err := checkFields(r.cmd); err != nil {
 			return err
@@ -358,10 +372,17 @@ func (p *Player) run(r request) error {
 	if err != nil {
 		return err
 	}
-	if r.clip != nil {
+	switch {
+	case r.clip != nil:
 		err = p.enqueueClip(r.clip)
-	} else {
+	case p.defers(r):
+		// The gate's record (Commit) is for the start, when it comes.
+		return p.wait(r)
+	default:
 		err = p.command(r.cmd)
+		if err == nil && (r.cmd.Action == ActStop || r.cmd.Action == ActFolder || r.cmd.Action == ActResume) {
+			p.waiting = nil
+		}
 	}
 	if err == nil && v.Commit != nil {
 		v.Commit()
@@ -465,6 +486,7 @@ func (p *Player) publish(notify bool) {
 		Jumps:     p.jumps,
 		Shuffle:   p.shuffle,
 		Repeat:    p.repeat,
+		Waiting:   p.waitingStatus(),
 		Final:     p.final(),
 	}
 	if st.Queue == nil {

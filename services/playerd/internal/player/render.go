@@ -36,7 +36,11 @@ func (p *Player) renderPeriod() {
 	if clipDone {
 		p.finishClip()
 	} else if n < len(buf) && len(p.clips) == 0 && p.state == Playing {
-		p.endOfQueue()
+		if p.waiting != nil {
+			p.startWaiting()
+		} else {
+			p.endOfQueue()
+		}
 	}
 	p.publish(false)
 }
@@ -59,6 +63,9 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 			p.cfg.OnSkip(p.trackAt(p.index), err)
 		} else {
 			p.trackEnded()
+		}
+		if p.waiting != nil {
+			break // calm mode: the folder that waited starts now
 		}
 		if p.repeat == RepeatTrack && p.loopTrack() {
 			continue

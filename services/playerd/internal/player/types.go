@@ -109,6 +109,9 @@ type Status struct {
 	Shuffle bool   `json:"shuffle"`
 	Repeat  string `json:"repeat"`
 	Mode    Mode   `json:"mode,omitempty"`
+	// Waiting is the folder calm mode holds back until the track ends
+	// (calm.go); null when none.
+	Waiting *Waiting `json:"waiting"`
 	// Notice says a station plays less than it sends: an HE-AAC station
 	// plays its AAC-LC core.
 	Notice string `json:"notice,omitempty"`
@@ -135,7 +138,7 @@ func SamePlayback(a, b Status) bool {
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && a.Output == b.Output && sameString(a.NowPlaying, b.NowPlaying) &&
 		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice &&
-		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final
+		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final
 }
 
 func sameString(a, b *string) bool {

@@ -41,6 +41,10 @@ type Settings struct {
 	Audio    Audio   `json:"audio"`
 	Display  Display `json:"display"`
 	Power    Power   `json:"power"`
+	// Calm is the "kindergarten" setting: a child's card or button does
+	// not cut the current track off; its folder starts when the track
+	// ends (player.Config.Calm).
+	Calm bool `json:"calm"`
 	// TimeZone is an IANA zone name, for the time-window rules.
 	TimeZone string `json:"time_zone"`
 	// HostName is the box's name on the home network (an RFC 1123 label);
@@ -62,7 +66,11 @@ type Speech struct {
 
 // Audio settings. Volumes are 0..100 on the player's perceptual scale.
 type Audio struct {
-	MaxVolume          int `json:"max_volume"`
+	MaxVolume int `json:"max_volume"`
+	// MinVolume is the floor of every volume a child or a parent sets
+	// (0: none), so a box turned all the way down still sounds; the
+	// player keeps it (player.Config.MinVolume).
+	MinVolume          int `json:"min_volume"`
 	StartupVolume      int `json:"startup_volume"`
 	AnnouncementVolume int `json:"announcement_volume"`
 	// The headphones, a second output with a cap of its own (headphones.go).
@@ -134,8 +142,12 @@ func (s Settings) Validate() error {
 		return invalid("speech.pitch must be %d..%d, not %d", speech.MinPercent, speech.MaxPercent, sp.Pitch).Coded("settings_speech_pitch")
 	case a.MaxVolume < 1 || a.MaxVolume > 100:
 		return invalid("audio.max_volume must be 1..100, not %d", a.MaxVolume).Coded("settings_max_volume")
+	case a.MinVolume < 0 || a.MinVolume > a.MaxVolume:
+		return invalid("audio.min_volume must be 0..max_volume (%d), not %d", a.MaxVolume, a.MinVolume).Coded("settings_min_volume")
 	case a.StartupVolume < 1 || a.StartupVolume > a.MaxVolume:
 		return invalid("audio.startup_volume must be 1..max_volume (%d), not %d", a.MaxVolume, a.StartupVolume).Coded("settings_startup_volume")
+	case a.StartupVolume < a.MinVolume:
+		return invalid("audio.startup_volume must not be below audio.min_volume (%d), not %d", a.MinVolume, a.StartupVolume).Coded("settings_startup_below_min")
 	case a.AnnouncementVolume < 1 || a.AnnouncementVolume > 100:
 		return invalid("audio.announcement_volume must be 1..100, not %d", a.AnnouncementVolume).Coded("settings_announcement_volume")
 	case d.IdleOffMinutes < 0 || d.IdleOffMinutes > MaxIdleMinutes:

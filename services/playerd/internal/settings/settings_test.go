@@ -49,22 +49,25 @@ func TestLoadSettings(t *testing.T) {
 // document.
 func TestValidateNamesTheField(t *testing.T) {
 	for field, mutate := range map[string]func(*Settings){
-		"version":                        func(s *Settings) { s.Version = 7 },
-		"language":                       func(s *Settings) { s.Language = "de/../x" },
-		"speech.language":                func(s *Settings) { s.Speech.Language = "x" },
-		"speech.engine":                  func(s *Settings) { s.Speech.Engine = "festival" },
-		"speech.rate":                    func(s *Settings) { s.Speech.Rate = 300 },
-		"speech.pitch":                   func(s *Settings) { s.Speech.Pitch = 10 },
-		"audio.max_volume":               func(s *Settings) { s.Audio.MaxVolume = 0 },
-		"audio.startup_volume":           func(s *Settings) { s.Audio.StartupVolume = 90 },
-		"audio.announcement_volume":      func(s *Settings) { s.Audio.AnnouncementVolume = 101 },
-		"display.idle_off_minutes":       func(s *Settings) { s.Display.IdleOffMinutes = -1 },
-		"display.brightness":             func(s *Settings) { s.Display.Brightness = 0 },
-		"power.idle_shutdown_minutes":    func(s *Settings) { s.Power.IdleShutdownMinutes = 5000 },
-		"time_zone":                      func(s *Settings) { s.TimeZone = "Local" },
-		"host_name":                      func(s *Settings) { s.HostName = "-box" },
-		"allowed_hosts[1]":               func(s *Settings) { s.AllowedHosts = []string{"box.fritz.box", "box:8090"} },
-		"allowed_hosts takes at most 16": func(s *Settings) { s.AllowedHosts = make([]string, 17) },
+		"version":                         func(s *Settings) { s.Version = 7 },
+		"language":                        func(s *Settings) { s.Language = "de/../x" },
+		"speech.language":                 func(s *Settings) { s.Speech.Language = "x" },
+		"speech.engine":                   func(s *Settings) { s.Speech.Engine = "festival" },
+		"speech.rate":                     func(s *Settings) { s.Speech.Rate = 300 },
+		"speech.pitch":                    func(s *Settings) { s.Speech.Pitch = 10 },
+		"audio.max_volume":                func(s *Settings) { s.Audio.MaxVolume = 0 },
+		"audio.startup_volume":            func(s *Settings) { s.Audio.StartupVolume = 90 },
+		"audio.announcement_volume":       func(s *Settings) { s.Audio.AnnouncementVolume = 101 },
+		"audio.min_volume must be 0..":    func(s *Settings) { s.Audio.MinVolume = -1 },
+		"audio.min_volume must be 0..max": func(s *Settings) { s.Audio.MinVolume = 81 },
+		"audio.startup_volume must not":   func(s *Settings) { s.Audio.MinVolume, s.Audio.StartupVolume = 40, 30 },
+		"display.idle_off_minutes":        func(s *Settings) { s.Display.IdleOffMinutes = -1 },
+		"display.brightness":              func(s *Settings) { s.Display.Brightness = 0 },
+		"power.idle_shutdown_minutes":     func(s *Settings) { s.Power.IdleShutdownMinutes = 5000 },
+		"time_zone":                       func(s *Settings) { s.TimeZone = "Local" },
+		"host_name":                       func(s *Settings) { s.HostName = "-box" },
+		"allowed_hosts[1]":                func(s *Settings) { s.AllowedHosts = []string{"box.fritz.box", "box:8090"} },
+		"allowed_hosts takes at most 16":  func(s *Settings) { s.AllowedHosts = make([]string, 17) },
 	} {
 		s := Defaults()
 		mutate(&s)
@@ -76,6 +79,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	s := Defaults()
 	s.TimeZone, s.HostName, s.AllowedHosts = "America/Argentina/Buenos_Aires", "kinderbox-2", []string{"box.fritz.box", "Box.LAN"}
 	s.Speech = Speech{Language: "en-GB", Engine: "espeak", Rate: 50, Pitch: 200}
+	s.Audio.MinVolume = s.Audio.StartupVolume // the floor may be the startup volume itself
 	if err := s.Validate(); err != nil {
 		t.Errorf("valid settings refused: %v", err)
 	}

@@ -47,6 +47,21 @@ func (st *Store) Put(s Settings) error {
 	return nil
 }
 
+// Update changes the current settings with f and saves them as Put does,
+// under the store's lock, so a change made meanwhile (a parent's Put) is
+// never overwritten with an older copy.
+func (st *Store) Update(f func(*Settings)) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.cur.Load().Clone()
+	f(&s)
+	if err := Save(st.dir, s); err != nil {
+		return err
+	}
+	st.swap(s)
+	return nil
+}
+
 // Reload makes the file on disk current, for a file replaced underneath
 // (a restored backup, checked before it was written).
 func (st *Store) Reload() error {

@@ -51,9 +51,21 @@ const (
 	// BtnPowerOff switches the box off. Only as a long press: a child
 	// leaning on the box must not end the story.
 	BtnPowerOff = "power_off"
+	// The play modes' buttons (issue 36): a button has no value, so
+	// shuffle and calm switch over, repeat goes off, folder, track, off,
+	// and the seeks are the audiobook skip of SeekStep seconds.
+	BtnShuffle     = "shuffle"
+	BtnRepeat      = "repeat"
+	BtnSeekBack    = "seek_back"
+	BtnSeekForward = "seek_forward"
+	BtnCalm        = "calm"
 )
 
-var buttonActions = []string{BtnToggle, BtnPlay, BtnPause, BtnStop, BtnNext, BtnPrevious, BtnVolumeUp, BtnVolumeDown, BtnPowerOff}
+// SeekStep is the seconds of a seek button.
+const SeekStep = 10
+
+var buttonActions = []string{BtnToggle, BtnPlay, BtnPause, BtnStop, BtnNext, BtnPrevious, BtnVolumeUp, BtnVolumeDown, BtnPowerOff,
+	BtnShuffle, BtnRepeat, BtnSeekBack, BtnSeekForward, BtnCalm}
 
 // Wiring is input.json.
 type Wiring struct {

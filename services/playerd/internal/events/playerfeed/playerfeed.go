@@ -79,6 +79,10 @@ type (
 	Speech struct {
 		Speaking bool `json:"speaking"`
 	}
+	// Waiting is events.KindWaiting: the folder calm mode holds back.
+	Waiting struct {
+		Waiting *player.Waiting `json:"waiting"`
+	}
 	// Modes is events.KindModes: the queue's play switches and the mode
 	// its folder started in.
 	Modes struct {
@@ -129,6 +133,9 @@ func Changes(prev, cur player.Status, at time.Time) []Change {
 	}
 	if prev.Speaking != cur.Speaking {
 		out = append(out, Change{events.KindSpeech, Speech{cur.Speaking}})
+	}
+	if (prev.Waiting == nil) != (cur.Waiting == nil) || prev.Waiting != nil && *prev.Waiting != *cur.Waiting {
+		out = append(out, Change{events.KindWaiting, Waiting{cur.Waiting}})
 	}
 	if prev.Shuffle != cur.Shuffle || prev.Repeat != cur.Repeat || prev.Mode != cur.Mode {
 		out = append(out, Change{events.KindModes, Modes{cur.Shuffle, cur.Repeat, cur.Mode}})

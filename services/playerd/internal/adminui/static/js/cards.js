@@ -4,9 +4,14 @@
 import { el, replace, errorBox, okBox, card, confirmButton } from './dom.js';
 import { t } from './i18n.js';
 
-const actions = ['folder', 'resume', 'radio', 'toggle', 'pause', 'stop', 'next', 'previous', 'sleep_timer', 'volume_delta'];
+const actions = ['folder', 'resume', 'radio', 'toggle', 'pause', 'stop', 'next', 'previous', 'sleep_timer', 'volume_delta',
+  'seek_delta', 'shuffle', 'repeat', 'calm'];
 const withFolder = new Set(['folder', 'resume', 'radio']);
-const withValue = new Set(['sleep_timer', 'volume_delta']);
+const withValue = new Set(['sleep_timer', 'volume_delta', 'seek_delta']);
+// Actions whose value is a choice, not a number: on/off, or repeat's word.
+const choices = { shuffle: [true, false], calm: [true, false], repeat: ['off', 'folder', 'track'] };
+const modes = ['normal', 'repeat', 'repeat_one', 'shuffle', 'single', 'random_one'];
+const sameCards = ['continue', 'toggle_pause', 'restart', 'next'];
 
 export function render({ api }) {
   let stopped = false;
@@ -18,7 +23,7 @@ export function render({ api }) {
   const reads = el('ul', { class: 'list', id: 'cards-reads' });
   const readsErr = errorBox();
   const optErr = errorBox(), optOk = okBox();
-  const sameCard = el('select', { id: 'cards-same' }, ...['continue', 'toggle_pause'].map((v) => el('option', { value: v }, t(`cards.same.${v}`))));
+  const sameCard = el('select', { id: 'cards-same' }, ...sameCards.map((v) => el('option', { value: v }, t(`cards.same.${v}`))));
   const sounds = el('input', { type: 'checkbox', id: 'cards-sounds' });
 
   const folderName = (id) => (library.find((f) => f.id === id) || {}).relative || id;
@@ -35,7 +40,9 @@ export function render({ api }) {
         const m = doc.cards[id];
         const e = errorBox();
         return el('li', {}, el('div', {}, el('strong', {}, m.name || id), ' ', el('span', { class: 'mono small' }, id)),
-          el('div', { class: 'muted small' }, t(`card.${m.action}`), m.folder_id ? ` · ${folderName(m.folder_id)}` : '', m.value !== undefined ? ` · ${m.value}` : ''),
+          el('div', { class: 'muted small' }, t(`card.${m.action}`), m.folder_id ? ` · ${folderName(m.folder_id)}` : '', m.value !== undefined ? ` · ${choices[m.action] ? t(`cards.choice.${m.value}`) : m.value}` : '',
+            m.mode ? ` · ${t(`cards.modes.${m.mode}`)}` : '',
+            m.same_card ? ` · ${t('cards.same')}: ${t(`cards.same.${m.same_card}`)}` : ''),
           el('div', { class: 'row' }, el('button', { type: 'button', onclick: () => editor(id, m) }, t('cards.edit')),
             confirmButton(t('cards.delete'), t('cards.delete_confirm'), async () => {
               try { await api.jsonReq('DELETE', `/api/admin/cards/${id}`, {}); await load(); } catch (x) { e.textContent = x.message; }
@@ -95,23 +102,45 @@ export function render({ api }) {
       replace(folder, ...library.filter((f) => (f.kind === 'radio') === radio).map((f) => el('option', { value: f.id }, f.relative || f.name)));
       if ([...folder.options].some((o) => o.value === keep)) folder.value = keep;
     };
-    const value = el('input', { type: 'number', id: 'card-value', min: -50, max: 120 });
+    const value = el('input', { type: 'number', id: 'card-value', min: -600, max: 600 });
+    const choice = el('select', { id: 'card-choice' });
+    const choices_ = () => {
+      const keep = choice.value;
+      replace(choice, ...(choices[act.value] || []).map((v) => el('option', { value: String(v) }, t(`cards.choice.${v}`))));
+      if ([...choice.options].some((o) => o.value === keep)) choice.value = keep;
+    };
+    // A folder card's play mode; '' keeps the folder's own.
+    const mode = el('select', { id: 'card-mode' }, el('option', { value: '' }, t('cards.mode.folder')),
+      ...modes.map((v) => el('option', { value: v }, t(`cards.modes.${v}`))));
     const name = el('input', { id: 'card-name', maxLength: 80 });
+    // The second tap of this card; '' keeps the choice for every card.
+    const same = el('select', { id: 'card-same' }, el('option', { value: '' }, t('cards.same.all')),
+      ...sameCards.map((v) => el('option', { value: v }, t(`cards.same.${v}`))));
     const fLab = el('label', {}, t('cards.folder'), folder), vLab = el('label', {}, t('cards.value'), value);
-    const sync = () => { fLab.hidden = !withFolder.has(act.value); vLab.hidden = !withValue.has(act.value); folders(); };
+    const sLab = el('label', {}, t('cards.same'), same);
+    const cLab = el('label', {}, t('cards.choice'), choice), mLab = el('label', {}, t('cards.mode'), mode);
+    const sync = () => {
+      fLab.hidden = sLab.hidden = !withFolder.has(act.value); vLab.hidden = !withValue.has(act.value);
+      cLab.hidden = !choices[act.value]; mLab.hidden = act.value !== 'folder';
+      folders(); choices_();
+    };
     act.addEventListener('change', sync);
-    if (m) { act.value = m.action; folders(); if (m.folder_id) folder.value = m.folder_id; if (m.value !== undefined) value.value = m.value; name.value = m.name || ''; }
+    if (m) { act.value = m.action; folders(); if (m.folder_id) folder.value = m.folder_id; if (typeof m.value === 'number') value.value = m.value; name.value = m.name || ''; same.value = m.same_card || ''; mode.value = m.mode || ''; choices_(); if (choices[m.action]) choice.value = String(m.value); }
     sync();
     replace(assign, el('form', { class: 'stack', onsubmit: async (e) => {
       e.preventDefault();
       err.textContent = '';
       const body = { action: act.value };
       if (withFolder.has(act.value)) body.folder_id = folder.value;
+      if (withFolder.has(act.value) && same.value) body.same_card = same.value;
+      if (act.value === 'folder' && mode.value) body.mode = mode.value;
+      if (act.value === 'repeat') body.value = choice.value;
+      else if (choices[act.value]) body.value = choice.value === 'true';
       if (withValue.has(act.value) && value.value !== '') body.value = Number(value.value);
       if (name.value.trim()) body.name = name.value.trim();
       try { await api.jsonReq('PUT', `/api/admin/cards/${id}`, body); replace(assign); await load(); } catch (x) { err.textContent = x.message; }
     } }, el('h3', {}, t('cards.card'), ' ', el('span', { class: 'mono' }, id)),
-    el('label', {}, t('cards.name'), name), el('label', {}, t('cards.action'), act), fLab, vLab, err,
+    el('label', {}, t('cards.name'), name), el('label', {}, t('cards.action'), act), fLab, mLab, sLab, vLab, cLab, err,
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary' }, t('save')),
       el('button', { type: 'button', onclick: () => replace(assign) }, t('cancel')))));
   }

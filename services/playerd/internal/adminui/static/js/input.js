@@ -5,7 +5,7 @@
 import { el, replace, errorBox, okBox, card, fieldBox, fieldError, clearErrors, fmtClock } from './dom.js';
 import { t } from './i18n.js';
 
-const actions = ['toggle', 'play', 'pause', 'stop', 'next', 'previous', 'volume_up', 'volume_down'];
+const actions = ['toggle', 'play', 'pause', 'stop', 'next', 'previous', 'volume_up', 'volume_down', 'shuffle', 'repeat', 'seek_back', 'seek_forward', 'calm'];
 const longActions = [...actions, 'power_off'];
 const biases = ['pull-up', 'pull-down', 'disabled'];
 const hex4 = /^[0-9a-f]{4}$/i;

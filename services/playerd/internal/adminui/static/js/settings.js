@@ -13,7 +13,7 @@ export function render(ctx) {
   ok.id = 'settings-ok';
   const f = {
     max_volume: num('max_volume', 1, 100), startup_volume: num('startup_volume', 1, 100),
-    announcement_volume: num('announcement_volume', 1, 100),
+    announcement_volume: num('announcement_volume', 1, 100), min_volume: num('min_volume', 0, 100),
     headphones: el('input', { type: 'checkbox', id: 'set-headphones' }),
     headphone_max_volume: num('headphone_max_volume', 1, 100),
     headphone_device: el('input', { id: 'set-headphone_device', autocomplete: 'off', maxLength: 64, pattern: '[A-Za-z0-9 _.,:\\-]*' }),
@@ -22,6 +22,7 @@ export function render(ctx) {
     rate: num('rate', 50, 200), pitch: num('pitch', 50, 200),
     idle_off_minutes: num('idle_off_minutes', 0, 1440), brightness: num('brightness', 1, 100),
     idle_shutdown_minutes: num('idle_shutdown_minutes', 0, 1440),
+    calm: el('input', { type: 'checkbox', id: 'set-calm', name: 'calm' }),
     time_zone: el('input', { id: 'set-time_zone', autocomplete: 'off' }),
     host_name: el('input', { id: 'set-host_name', autocomplete: 'off', pattern: '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?' }),
   };
@@ -34,6 +35,8 @@ export function render(ctx) {
     f.headphones.checked = s.audio.headphones;
     f.headphone_max_volume.value = s.audio.headphone_max_volume;
     f.headphone_device.value = s.audio.headphone_device;
+    f.min_volume.value = s.audio.min_volume;
+    f.calm.checked = s.calm;
     const l = (s.language || 'de').slice(0, 2);
     if (![...f.language.options].some((o) => o.value === s.language)) f.language.append(el('option', { value: s.language }, s.language));
     f.language.value = [...f.language.options].some((o) => o.value === s.language) ? s.language : l;
@@ -56,11 +59,12 @@ export function render(ctx) {
       language: f.language.value,
       speech: { engine: f.speech_engine.value, rate: n('rate'), pitch: n('pitch') },
       audio: {
-        max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'),
+        max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), min_volume: n('min_volume'),
         headphones: f.headphones.checked, headphone_max_volume: n('headphone_max_volume'), headphone_device: f.headphone_device.value.trim(),
       },
       display: { idle_off_minutes: n('idle_off_minutes'), brightness: n('brightness') },
       power: { idle_shutdown_minutes: n('idle_shutdown_minutes') },
+      calm: f.calm.checked,
       time_zone: f.time_zone.value.trim(), host_name: f.host_name.value.trim(),
     };
     try {
@@ -88,7 +92,9 @@ export function render(ctx) {
   return {
     nodes: [card(t('nav.settings'), el('form', { id: 'settings-form', onsubmit: save },
       el('h3', {}, t('settings.volumes')),
-      el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume)),
+      el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume),
+        lab('min_volume', f.min_volume, t('settings.min_volume_hint'))),
+      el('label', { class: 'check' }, f.calm, t('settings.calm'), el('span', { class: 'muted small' }, t('settings.calm_hint'))),
       el('h3', {}, t('settings.headphones_title')),
       el('p', { class: 'muted small' }, t('settings.headphones_hint')),
       el('div', { class: 'grid2' }, lab('headphones', f.headphones), lab('headphone_max_volume', f.headphone_max_volume),
