@@ -189,6 +189,7 @@ func New(cfg Config) (*Box, error) {
 		MaxVolume:      audio.MaxVolume,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
+		Normalize:      audio.Normalize,
 		Restored:       restored,
 		Gate:           b.rules,
 		Save:           func(s state.Saved, u state.Urgency) { b.store(&s, nil, u) },
@@ -391,6 +392,9 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		au := s.Audio
 		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume}); err != nil {
 			b.log.Error("apply volume limits", "error", err)
+		}
+		if _, err := b.player.SetNormalize(ctx, au.Normalize); err != nil {
+			b.log.Error("apply normalisation", "error", err)
 		}
 	}
 	b.setZone(s)

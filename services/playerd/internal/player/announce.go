@@ -117,7 +117,7 @@ func (p *Player) finishClip() {
 	// A queue that started meanwhile waited for the device to be free.
 	p.syncRate()
 	close(c.done)
-	p.gain = gainFor(p.volume)
+	p.gain = p.musicGain()
 	if p.musicWas == Playing && p.cur != nil {
 		p.state = Playing
 		p.fadeIn = rampFrames

@@ -11,8 +11,12 @@ func gainFor(volume int) float64 {
 	if volume <= 0 {
 		return 0
 	}
-	return math.Pow(10, float64(volume-100)*volumeRangeDB/100/20)
+	return math.Pow(10, volumeDB(volume)/20)
 }
+
+// volumeDB is the gain of a volume of 1..100 in dB: 0 at 100, −0.4 dB a
+// step.
+func volumeDB(volume int) float64 { return float64(volume-100) * volumeRangeDB / 100 }
 
 func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
 

@@ -49,6 +49,12 @@ type Config struct {
 	// nil when it ends. It is called from the player goroutine and must
 	// not block (the event feed hands it on).
 	OnNowPlaying func(title *string)
+	// Normalize is the mode of loudness normalisation (NormalizeModes;
+	// empty: NormalizeFolder) and Levels where the measured loudness of
+	// files is found. Without Levels (tools and tests that measure
+	// nothing) normalisation is off.
+	Normalize string
+	Levels    Levels
 	// Gate judges every command and announcement before it runs (gate.go);
 	// nil admits everything (tests and tools without parental rules).
 	Gate Gate
@@ -94,11 +100,12 @@ type Player struct {
 	dirty      bool
 	lastSecond int
 	buf        [][2]float64
-	gains      []float64 // per-frame gains for buf
-	clips      []*clip   // announcements; the first one is playing
-	musicWas   State     // music state to return to after announcements
-	jumps      uint64    // Status.Jumps
-	gateMax    int       // the gate's volume cap; 0: none
+	gains      []float64      // per-frame gains for buf
+	clips      []*clip        // announcements; the first one is playing
+	musicWas   State          // music state to return to after announcements
+	jumps      uint64         // Status.Jumps
+	gateMax    int            // the gate's volume cap; 0: none
+	normSnap   *Normalization // the last published Status.Normalize
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool
@@ -159,8 +166,8 @@ func New(cfg Config) *Player {
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
 		p.volume = p.clampVolume(cfg.StartVolume)
 	}
-	p.gain = gainFor(p.volume)
 	p.restoreQueue()
+	p.gain = p.musicGain()
 	p.publish(true)
 	return p
 }
@@ -444,6 +451,7 @@ func (p *Player) publish(notify bool) {
 		st.FolderID, st.Folder, st.Cover = &p.folder.ID, &p.folder.Name, p.folder.Cover
 	}
 	if p.cur != nil {
+		st.Normalize = p.normalization()
 		st.Position = p.cur.seconds()
 		st.Duration = p.cur.duration
 		if p.cur.remote != nil {

@@ -23,7 +23,7 @@ func (p *Player) renderPeriod() {
 		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
 		n = p.fillMusic(buf, true)
-		p.rampGains(p.gains[:n], gainFor(p.volume))
+		p.rampGains(p.gains[:n], p.musicGain())
 		err = p.out.Write(buf[:n], p.gains[:n])
 	}
 	if err != nil {
@@ -108,7 +108,7 @@ func (p *Player) retake() {
 	if p.out == nil || !p.playingMusic() {
 		return
 	}
-	target := gainFor(p.volume)
+	target := p.musicGain()
 	retaken, err := p.out.Retake(target, music{p})
 	if retaken {
 		// The output ramped from the gain left in the device, a fade-in
@@ -132,7 +132,7 @@ func (m music) Back(frames int) { m.p.rewind(frames) }
 
 func (m music) Next(pre [][2]float64, gains []float64) int {
 	n := m.p.fillMusic(pre, false)
-	m.p.rampGains(gains[:n], gainFor(m.p.volume))
+	m.p.rampGains(gains[:n], m.p.musicGain())
 	return n
 }
 
@@ -211,6 +211,7 @@ func (p *Player) openFrom(i int) error {
 			continue
 		}
 		p.cur, p.index = t, j
+		p.normalizeTrack(t, j)
 		p.lastErr = ""
 		p.dirty = true
 		return nil

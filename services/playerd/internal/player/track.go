@@ -27,6 +27,9 @@ type track struct {
 	frames   int           // frames at rate streamed since base
 	duration float64
 	remote   Remote // a station or an episode; dec stands for it
+
+	norm     Normalization // how loud it plays (normalize.go)
+	normGain float64       // norm.GainDB, linear
 }
 
 // openTrack opens a file, or a stream without waiting for the network, to

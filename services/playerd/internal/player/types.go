@@ -90,7 +90,10 @@ type Status struct {
 	MaxVolume  int         `json:"max_volume"`
 	NowPlaying *string     `json:"now_playing"`
 	Speaking   bool        `json:"speaking"`
-	Error      string      `json:"error,omitempty"`
+	// Normalize is the loudness normalisation of what plays; null when
+	// nothing is loaded.
+	Normalize *Normalization `json:"normalize"`
+	Error     string         `json:"error,omitempty"`
 	// Notice says a station plays less than it sends: an HE-AAC station
 	// plays its AAC-LC core.
 	Notice string `json:"notice,omitempty"`
@@ -111,7 +114,7 @@ func SamePlayback(a, b Status) bool {
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
+		a.Speaking == b.Speaking && sameNormalization(a.Normalize, b.Normalize) && a.Error == b.Error && a.Notice == b.Notice && a.Jumps == b.Jumps && a.Live == b.Live
 }
 
 func sameString(a, b *string) bool {

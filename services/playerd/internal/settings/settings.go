@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -65,6 +66,8 @@ type Audio struct {
 	MaxVolume          int `json:"max_volume"`
 	StartupVolume      int `json:"startup_volume"`
 	AnnouncementVolume int `json:"announcement_volume"`
+	// Normalize is the loudness normalisation (player.NormalizeModes).
+	Normalize string `json:"normalize"`
 }
 
 // Display settings: minutes without a touch until the screen goes dark
@@ -93,7 +96,7 @@ func Defaults() Settings {
 		Version:      Version,
 		Language:     "de",
 		Speech:       Speech{Engine: "auto", Rate: 100, Pitch: 100},
-		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70},
+		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70, Normalize: player.NormalizeFolder},
 		Display:      Display{Brightness: 100},
 		TimeZone:     "Europe/Berlin",
 		AllowedHosts: []string{},
@@ -134,6 +137,8 @@ func (s Settings) Validate() error {
 		return invalid("audio.startup_volume must be 1..max_volume (%d), not %d", a.MaxVolume, a.StartupVolume).Coded("settings_startup_volume")
 	case a.AnnouncementVolume < 1 || a.AnnouncementVolume > 100:
 		return invalid("audio.announcement_volume must be 1..100, not %d", a.AnnouncementVolume).Coded("settings_announcement_volume")
+	case !slices.Contains(player.NormalizeModes, a.Normalize):
+		return invalid("audio.normalize must be one of %s, not %q", strings.Join(player.NormalizeModes, ", "), a.Normalize).Coded("settings_normalize")
 	case d.IdleOffMinutes < 0 || d.IdleOffMinutes > MaxIdleMinutes:
 		return invalid("display.idle_off_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, d.IdleOffMinutes).Coded("settings_idle_off_minutes")
 	case d.Brightness < 1 || d.Brightness > 100:

@@ -58,6 +58,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		"audio.max_volume":               func(s *Settings) { s.Audio.MaxVolume = 0 },
 		"audio.startup_volume":           func(s *Settings) { s.Audio.StartupVolume = 90 },
 		"audio.announcement_volume":      func(s *Settings) { s.Audio.AnnouncementVolume = 101 },
+		"audio.normalize":                func(s *Settings) { s.Audio.Normalize = "album" },
 		"display.idle_off_minutes":       func(s *Settings) { s.Display.IdleOffMinutes = -1 },
 		"display.brightness":             func(s *Settings) { s.Display.Brightness = 0 },
 		"power.idle_shutdown_minutes":    func(s *Settings) { s.Power.IdleShutdownMinutes = 5000 },

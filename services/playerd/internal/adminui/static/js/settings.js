@@ -14,6 +14,7 @@ export function render(ctx) {
   const f = {
     max_volume: num('max_volume', 1, 100), startup_volume: num('startup_volume', 1, 100),
     announcement_volume: num('announcement_volume', 1, 100),
+    normalize: el('select', { id: 'set-normalize' }, ...['folder', 'track', 'off'].map((v) => el('option', { value: v }, t(`settings.normalize_${v}`)))),
     language: el('select', { id: 'set-language' }, el('option', { value: 'de' }, 'Deutsch'), el('option', { value: 'en' }, 'English')),
     speech_engine: el('select', { id: 'set-speech_engine' }, ...['auto', 'pico', 'espeak'].map((v) => el('option', { value: v }, v))),
     rate: num('rate', 50, 200), pitch: num('pitch', 50, 200),
@@ -28,6 +29,7 @@ export function render(ctx) {
     f.max_volume.value = s.audio.max_volume;
     f.startup_volume.value = s.audio.startup_volume;
     f.announcement_volume.value = s.audio.announcement_volume;
+    f.normalize.value = s.audio.normalize;
     const l = (s.language || 'de').slice(0, 2);
     if (![...f.language.options].some((o) => o.value === s.language)) f.language.append(el('option', { value: s.language }, s.language));
     f.language.value = [...f.language.options].some((o) => o.value === s.language) ? s.language : l;
@@ -49,7 +51,7 @@ export function render(ctx) {
     const body = {
       language: f.language.value,
       speech: { engine: f.speech_engine.value, rate: n('rate'), pitch: n('pitch') },
-      audio: { max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume') },
+      audio: { max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), normalize: f.normalize.value },
       display: { idle_off_minutes: n('idle_off_minutes'), brightness: n('brightness') },
       power: { idle_shutdown_minutes: n('idle_shutdown_minutes') },
       time_zone: f.time_zone.value.trim(), host_name: f.host_name.value.trim(),
@@ -79,7 +81,8 @@ export function render(ctx) {
   return {
     nodes: [card(t('nav.settings'), el('form', { id: 'settings-form', onsubmit: save },
       el('h3', {}, t('settings.volumes')),
-      el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume)),
+      el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume),
+        lab('normalize', f.normalize, t('settings.normalize_hint'))),
       el('h3', {}, t('settings.language_voice')),
       el('div', { class: 'grid2' }, lab('language', f.language), lab('engine', f.speech_engine), lab('rate', f.rate), lab('pitch', f.pitch)),
       el('div', { class: 'row' }, el('button', { type: 'button', id: 'settings-speak', onclick: speak }, t('settings.test_voice'))), speakErr, speakOk,
