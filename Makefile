@@ -30,6 +30,11 @@ APT_PACKAGES += $(ADMINUI_PACKAGES)
 AAC_PACKAGES := ffmpeg
 APT_PACKAGES += $(AAC_PACKAGES)
 
+# The loudness meter's corpus test makes MP3, FLAC, AAC and Opus files with
+# ffmpeg and compares with its ebur128 filter (STORYBOX_REQUIRE_FFMPEG).
+LOUDNESS_PACKAGES := ffmpeg
+APT_PACKAGES += $(LOUDNESS_PACKAGES)
+
 # apt-install installs the packages of $(1) that are missing. Only root
 # installs (CI); anyone else is told the command to run: no target calls
 # sudo.

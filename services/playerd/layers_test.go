@@ -78,6 +78,7 @@ var libraryPackages = []string{
 	"playerd/internal/gate",
 	"playerd/internal/hat", // hatd's client; its monitor feeds the core's battery levels
 	"playerd/internal/httpserve",
+	"playerd/internal/loudness", // BS.1770 / R128 measurement
 	"playerd/internal/metrics",
 	"playerd/internal/netclient",
 	"playerd/internal/netlimit",
