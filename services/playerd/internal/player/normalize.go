@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/loudness"
+	"github.com/storybox/storybox/services/playerd/internal/output"
 )
 
 // Modes of loudness normalisation (the setting audio.normalize).
@@ -117,15 +119,17 @@ func dbToGain(db float64) float64 { return math.Pow(10, db/20) }
 // queue index i.
 func (p *Player) normalizeTrack(t *track, i int) {
 	n := Normalization{Mode: p.normalizeMode(), By: ByOff}
+	t.lev = nil
 	switch {
 	case n.Mode == NormalizeOff:
 	case t.remote != nil:
-		n.By, n.GainDB = ByUnmeasured, GainFor(Level{Integrated: math.NaN(), TruePeak: math.NaN()})
+		n.By = ByLeveller
+		t.lev = newLeveller(t.rate)
 	default:
 		n.By, n.GainDB = ByUnmeasured, GainFor(Level{Integrated: math.NaN(), TruePeak: math.NaN()})
 		var l Level
 		ok := false
-		if p.folder != nil {
+		if p.cfg.Levels != nil && p.folder != nil {
 			if n.Mode == NormalizeFolder {
 				l, ok = p.cfg.Levels.Folder(*p.folder)
 				n.By = ByFolder
@@ -154,20 +158,48 @@ func (p *Player) normalizeTrack(t *track, i int) {
 }
 
 func (p *Player) normalizeMode() string {
-	if p.cfg.Levels == nil {
-		return NormalizeOff
-	}
 	if slices.Contains(NormalizeModes, p.cfg.Normalize) {
 		return p.cfg.Normalize
 	}
-	return NormalizeFolder
+	return NormalizeOff
+}
+
+// clipLevel measures an announcement (speech, a chime, a tone). A clip too
+// short for a gating block (a chime under 400 ms) is taken at its loudness
+// as a whole rather than at the unmeasured gain: it is ours, and known.
+func clipLevel(pcm [][2]float64) Level {
+	m := newMeter(output.ClipRate)
+	m.Write(pcm)
+	l := m.Integrated()
+	if m.Seconds() < 0.4 {
+		l = m.Momentary()
+	}
+	if l <= loudness.AbsoluteGate {
+		l = math.NaN()
+	}
+	return Level{Integrated: l, TruePeak: m.TruePeak()}
+}
+
+// clipGain is the gain an announcement plays at: its volume's, and like
+// music brought to the target, so announcement_volume means the same
+// loudness for a chime as for speech.
+func (p *Player) clipGain(c *clip) float64 {
+	g := gainFor(p.clampVolume(p.cfg.AnnounceVolume))
+	if p.normalizeMode() != NormalizeOff {
+		g *= dbToGain(GainFor(c.level))
+	}
+	return g
 }
 
 // musicGain is the gain the music plays at: the volume's and
 // normalisation's.
 func (p *Player) musicGain() float64 {
 	g := gainFor(p.volume)
-	if p.cur != nil {
+	switch {
+	case p.cur == nil:
+	case p.cur.lev != nil:
+		g *= dbToGain(p.cur.lev.gainDB)
+	default:
 		g *= p.cur.normGain
 	}
 	return g
@@ -177,6 +209,9 @@ func (p *Player) musicGain() float64 {
 // leveller's is looked at every period.
 func (p *Player) normalization() *Normalization {
 	n := p.cur.norm
+	if p.cur.lev != nil {
+		n.GainDB = math.Round(p.cur.lev.gainDB)
+	}
 	if p.normSnap == nil || !sameNormalization(p.normSnap, &n) {
 		p.normSnap = &n
 	}

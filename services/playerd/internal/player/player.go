@@ -50,9 +50,9 @@ type Config struct {
 	// not block (the event feed hands it on).
 	OnNowPlaying func(title *string)
 	// Normalize is the mode of loudness normalisation (NormalizeModes;
-	// empty: NormalizeFolder) and Levels where the measured loudness of
-	// files is found. Without Levels (tools and tests that measure
-	// nothing) normalisation is off.
+	// empty: off, for tools and tests that play files as they are) and
+	// Levels where the measured loudness of files is found (nil: nothing
+	// is measured).
 	Normalize string
 	Levels    Levels
 	// Gate judges every command and announcement before it runs (gate.go);

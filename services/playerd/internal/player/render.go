@@ -19,7 +19,7 @@ func (p *Player) renderPeriod() {
 	clipDone := false
 	if len(p.clips) > 0 {
 		n, clipDone = p.clips[0].fill(buf, p.rate)
-		p.rampGains(p.gains[:n], gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
+		p.rampGains(p.gains[:n], p.clipGain(p.clips[0]))
 		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
 		n = p.fillMusic(buf, true)
@@ -47,6 +47,9 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 	n := 0
 	for n < len(buf) && p.cur != nil {
 		k, ok := p.cur.s.Stream(buf[n:])
+		if p.cur.lev != nil {
+			p.cur.lev.add(buf[n : n+k])
+		}
 		n += k
 		p.cur.frames += k
 		if ok && k > 0 {
