@@ -36,6 +36,7 @@ var corePackages = []string{
 	"playerd/internal/home",
 	"playerd/internal/lang", // the one decision of the box's language
 	"playerd/internal/library",
+	"playerd/internal/measure",  // the library's loudness, measured in the background
 	"playerd/internal/message",  // the message on screen (the board) and the one handler of a posted one
 	"playerd/internal/onscreen", // what the screen shows, as others see it
 	"playerd/internal/output",

@@ -32,6 +32,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events/playerfeed"
 	"github.com/storybox/storybox/services/playerd/internal/fetch"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/measure"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -82,6 +83,7 @@ type Box struct {
 
 	settings *settings.Store
 	lib      *library.Library
+	loudness *measure.Store
 	radio    *radio.Service
 	catalog  *Catalog
 	rules    *rules.Keeper
@@ -165,6 +167,7 @@ func New(cfg Config) (*Box, error) {
 	if _, err := b.lib.ScanCached(); err != nil {
 		log.Error("library", "error", err)
 	}
+	b.openLoudness()
 	if b.radio, err = radio.New(cfg.Data, radio.Options{Policy: cfg.Fetch, Clock: b.clock, OnChange: n.catalog(events.CatalogRadio)}); err != nil {
 		log.Error("radio", "error", err)
 	}
@@ -301,6 +304,7 @@ func (b *Box) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { b.saver.Run(ctx) })
+	wg.Go(func() { b.runLoudness(ctx) })
 	wg.Go(func() { _ = b.speech.Run(ctx) })
 	wg.Go(func() { _ = b.rules.Run(ctx, b.player) })
 	wg.Go(func() { b.radio.Run(ctx) })
