@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/storybox/storybox/services/playerd/internal/loudness"
 	"github.com/storybox/storybox/services/playerd/internal/player"
@@ -144,4 +145,182 @@ func testmediaFile(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+const masterRate, masterSeconds = 48000, 3
+
+// master writes a stereo WAV of masterSeconds mastered at lufs: two tones
+// a channel under a slow swell (so it has some dynamics), scaled by what
+// the loudness package measures. clicks adds single-sample clicks at
+// −2 dBFS: a quiet master with loud peaks.
+func master(t *testing.T, path string, lufs float64, clicks bool) {
+	t.Helper()
+	n := masterRate * masterSeconds
+	x := make([][2]float64, n)
+	for i := range x {
+		s := float64(i) / masterRate
+		swell := 1 + 0.3*math.Sin(2*math.Pi*0.7*s)
+		x[i] = [2]float64{
+			swell * (math.Sin(2*math.Pi*220*s) + 0.5*math.Sin(2*math.Pi*1000*s)),
+			swell * (math.Sin(2*math.Pi*330*s) + 0.5*math.Sin(2*math.Pi*1500*s+1)),
+		}
+	}
+	k := math.Pow(10, (lufs-measured(t, masterRate, x).Integrated())/20)
+	frames := make([][2]int16, n)
+	for i, f := range x {
+		l, r := f[0]*k, f[1]*k
+		if clicks && (i == 100 || i%(masterRate/2) == masterRate/4) { // one in the first period
+			l = math.Pow(10, -2.0/20)
+		}
+		if math.Abs(l) > 0.999 || math.Abs(r) > 0.999 {
+			t.Fatalf("%s: a master at %.0f LUFS would clip", path, lufs)
+		}
+		frames[i] = [2]int16{int16(math.Round(l * 32767)), int16(math.Round(r * 32767))}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, testmedia.WAV(masterRate, frames), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitMeasured waits until the background measurement has measured every
+// file of the library, as /api/library shows it.
+func waitMeasured(t *testing.T, base string) []map[string]any {
+	t.Helper()
+	var lib []map[string]any
+	waitUntil(t, "every file measured", 60*time.Second, func() bool {
+		lib = getJSON[[]map[string]any](t, base+"/api/library")
+		for _, f := range lib {
+			for _, tr := range f["tracks"].([]any) {
+				if l, _ := tr.(map[string]any)["loudness"].(map[string]any); l["measured"] != true {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return lib
+}
+
+// playHeard plays folder name through to its end at volume and returns
+// each track's part of what the wav sink heard (masterSeconds each: the
+// tracks join gaplessly).
+func playHeard(t *testing.T, media, data, mode string, maxVolume int, name string, tracks int) (parts [][][2]float64, rate int, info map[string]any) {
+	t.Helper()
+	wav := filepath.Join(t.TempDir(), "speaker.wav")
+	base, stop := startBoxWith(t, media, data, func(s *setup) { s.Output = "wav:" + wav })
+	defer stop()
+	c := &caller{t: t, base: base, hc: http.DefaultClient}
+	c.do("PUT", "/api/admin/settings", fmt.Sprintf(`{"audio":{"max_volume":%d,"startup_volume":1,"announcement_volume":70,"normalize":%q}}`, maxVolume, mode)).want(t, "settings", 200, "")
+	waitMeasured(t, base)
+	info = getJSON[map[string]any](t, base+"/api/info")
+	c.command(`{"action":"volume","value":100}`)
+	c.command(`{"action":"folder","folder_id":"` + folderIDsByName(t, base)[name] + `"}`)
+	waitStatus(t, c, "playing", func(st map[string]any) bool { return st["state"] == "playing" })
+	waitUntil(t, "the end of the folder", time.Duration(tracks*masterSeconds+30)*time.Second, func() bool {
+		return c.do("GET", "/api/status", "").body["state"] == "stopped"
+	})
+	stop()
+	rate, frames := wavOut(t, wav)
+	if rate != masterRate {
+		t.Fatalf("the output ran at %d Hz, want %d", rate, masterRate)
+	}
+	// The sink heard nothing before the play: it begins with its fade-in.
+	const first = 0
+	if f := firstSound(frames); f > 240 {
+		t.Fatalf("the output begins with %d frames of silence", f)
+	}
+	for i := range tracks {
+		from, to := first+i*masterSeconds*rate, first+(i+1)*masterSeconds*rate
+		if to > len(frames) {
+			t.Fatalf("only %d of %d tracks heard (%d frames from the first sound at %d)", i, tracks, len(frames)-first, first)
+		}
+		parts = append(parts, frames[from:to])
+	}
+	return parts, rate, info
+}
+
+// The issue's headline and the track mode: masters from −30 to −6 LUFS
+// each come out within 1 LU of −18 LUFS at full volume, the three at −7,
+// −18 and −28 LUFS one after the other within 1 LU of each other (21 LU
+// apart as mastered), and nothing's true peak above −1 dBTP: a quiet master
+// with loud peaks comes up only as far as its peaks allow, and right after
+// the quietest master (the most gain) its first peaks are not raised by the
+// gain before it.
+func TestEveryTrackPlaysAtTheTarget(t *testing.T) {
+	media, data := t.TempDir(), t.TempDir()
+	const peaky = 99.0 // −28 LUFS with clicks at −2 dBFS
+	levels := []float64{-7, -18, -28, -30, peaky, -24, -12, -6}
+	for i, l := range levels {
+		path := filepath.Join(media, "Mix", fmt.Sprintf("%02d master %.0f LUFS.wav", i+1, l))
+		if l == peaky {
+			master(t, path, -28, true)
+		} else {
+			master(t, path, l, false)
+		}
+	}
+	parts, rate, _ := playHeard(t, media, data, player.NormalizeTrack, 100, "Mix", len(levels))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, p := range parts {
+		m := measured(t, rate, p)
+		got := m.Integrated()
+		t.Logf("track %d: %.2f LUFS out, true peak %.2f dBTP", i+1, got, m.TruePeak())
+		if m.TruePeak() > player.CeilingDBTP+0.05 {
+			t.Errorf("track %d: true peak %.2f dBTP above the ceiling", i+1, m.TruePeak())
+		}
+		if levels[i] == peaky { // the peaks bound it
+			if got > -26 || got < -28 {
+				t.Errorf("the peaky master came out at %.2f LUFS, want about −27 (raised to its peaks)", got)
+			}
+			continue
+		}
+		if math.Abs(got-player.TargetLUFS) > 1 {
+			t.Errorf("master at %.0f LUFS came out at %.2f LUFS, want %.0f ± 1", levels[i], got, player.TargetLUFS)
+		}
+		if i < 3 {
+			lo, hi = min(lo, got), max(hi, got)
+		}
+	}
+	if hi-lo > 1 {
+		t.Errorf("the masters at −7, −18 and −28 LUFS spread %.2f LU, want at most 1", hi-lo)
+	}
+	t.Logf("spread of the three masters: %.2f LU", hi-lo)
+}
+
+// The folder mode keeps an album's dynamics: a quiet track 10 LU below the
+// loud ones stays 10 LU below (± 0.5), the loudest at the target. At a cap
+// of 60 no track is louder than what /api/info says the cap means.
+func TestFolderKeepsItsDynamicsAndTheCapIsALoudness(t *testing.T) {
+	media, data := t.TempDir(), t.TempDir()
+	levels := []float64{-9, -19, -9}
+	for i, l := range levels {
+		master(t, filepath.Join(media, "Album", fmt.Sprintf("%02d.wav", i+1)), l, false)
+	}
+	parts, rate, _ := playHeard(t, media, data, player.NormalizeFolder, 100, "Album", len(levels))
+	var out []float64
+	for _, p := range parts {
+		out = append(out, measured(t, rate, p).Integrated())
+	}
+	t.Logf("folder mode: %.2f, %.2f, %.2f LUFS out", out[0], out[1], out[2])
+	if d := out[1] - out[0]; math.Abs(d-(levels[1]-levels[0])) > 0.5 {
+		t.Errorf("the quiet track is %.2f LU from the loud one, mastered %.0f", d, levels[1]-levels[0])
+	}
+	if math.Abs(out[0]-player.TargetLUFS) > 1 || math.Abs(out[2]-player.TargetLUFS) > 1 {
+		t.Errorf("the loud tracks came out at %.2f and %.2f LUFS, want %.0f ± 1", out[0], out[2], player.TargetLUFS)
+	}
+
+	parts, rate, info := playHeard(t, media, data, player.NormalizeFolder, 60, "Album", len(levels))
+	capLUFS, ok := info["loudness"].(map[string]any)["max_volume_lufs"].(float64)
+	if !ok || capLUFS != player.OutputLUFS(60) {
+		t.Fatalf("/api/info loudness %v, want max_volume_lufs %v", info["loudness"], player.OutputLUFS(60))
+	}
+	for i, p := range parts {
+		if got := measured(t, rate, p).Integrated(); got > capLUFS+0.5 {
+			t.Errorf("at the cap of 60, track %d came out at %.2f LUFS, above the stated %.1f", i+1, got, capLUFS)
+		} else {
+			t.Logf("at the cap of 60 (%.1f LUFS), track %d: %.2f LUFS", capLUFS, i+1, got)
+		}
+	}
 }

@@ -193,6 +193,7 @@ func New(cfg Config) (*Box, error) {
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Normalize:      audio.Normalize,
+		Levels:         levels{b.loudness},
 		Restored:       restored,
 		Gate:           b.rules,
 		Save:           func(s state.Saved, u state.Urgency) { b.store(&s, nil, u) },

@@ -20,6 +20,33 @@ func volumeDB(volume int) float64 { return float64(volume-100) * volumeRangeDB /
 
 func (p *Player) clampVolume(v int) int { return max(0, min(v, p.maxVolume())) }
 
+// trackJoin is where, in the period being rendered, a track began, and the
+// gain the one before it played at.
+type trackJoin struct {
+	at     int
+	before float64
+}
+
+// rampMusic fills gains for a period of music, track by track: each plays
+// at its own gain (normalisation gives tracks their own). A track that
+// plays quieter than the one before starts at its gain on its first frame,
+// since a ramp down through its first frames would raise them above it,
+// past the true-peak ceiling; a louder one ramps up from the gain before.
+func (p *Player) rampMusic(gains []float64) {
+	from := 0
+	for i, j := range p.joins {
+		p.rampGains(gains[from:j.at], j.before)
+		from = j.at
+		next := p.musicGain()
+		if i+1 < len(p.joins) {
+			next = p.joins[i+1].before
+		}
+		p.gain = min(p.gain, next)
+	}
+	p.rampGains(gains[from:], p.musicGain())
+	p.joins = p.joins[:0]
+}
+
 // rampGains fills gains with the gain of each frame of the next len(gains)
 // frames, moving from the current gain to target over them (no zipper noise
 // on volume changes) and fading in after starts.

@@ -115,43 +115,73 @@ func OutputLUFS(volume int) float64 {
 
 func dbToGain(db float64) float64 { return math.Pow(10, db/20) }
 
+// Choose is the normalisation of file t of folder f in mode, from what
+// levels (nil: nothing) has measured. In the folder mode a folder not yet
+// measured whole plays each measured track at its own gain meanwhile. mono
+// is a file of one channel: BS.1770 counts its one channel, the box plays
+// it on both sides, 3 dB louder than it measured.
+func Choose(mode string, levels Levels, f library.Folder, t library.Track, mono bool) Normalization {
+	n := Normalization{Mode: mode, By: ByOff}
+	if mode == NormalizeOff || !slices.Contains(NormalizeModes, mode) {
+		n.Mode = NormalizeOff
+		return n
+	}
+	var l Level
+	ok := false
+	loudest := math.Inf(-1) // the folder's loudest track, in the folder mode
+	if levels != nil {
+		if mode == NormalizeFolder {
+			if l, ok = levels.Folder(f); ok {
+				n.By = ByFolder
+				for _, t := range f.Tracks {
+					if tl, ok := levels.Track(t); ok && finite(tl.Integrated) {
+						loudest = max(loudest, tl.Integrated)
+					}
+				}
+			}
+		}
+		if !ok {
+			l, ok = levels.Track(t)
+			n.By = ByTrack
+		}
+	}
+	if !ok {
+		n.By = ByUnmeasured
+		n.GainDB = GainFor(Level{Integrated: math.NaN(), TruePeak: math.NaN()})
+		return n
+	}
+	if finite(l.Integrated) {
+		lufs := l.Integrated
+		n.LUFS = &lufs
+	}
+	// One gain for the folder, and its loudest track at the target, not
+	// above it: the cap means a loudness for every track, and the tracks
+	// keep their differences (an album is quieter than the target by
+	// what its loudest track stands out).
+	l.Integrated = max(l.Integrated, loudest)
+	if mono && finite(l.Integrated) {
+		l.Integrated += monoDB
+	}
+	n.GainDB = GainFor(l)
+	return n
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 // normalizeTrack chooses the normalisation of the track just opened at
 // queue index i.
 func (p *Player) normalizeTrack(t *track, i int) {
-	n := Normalization{Mode: p.normalizeMode(), By: ByOff}
+	mode := p.normalizeMode()
 	t.lev = nil
+	var n Normalization
 	switch {
-	case n.Mode == NormalizeOff:
-	case t.remote != nil:
-		n.By = ByLeveller
+	case t.remote != nil && mode != NormalizeOff:
+		n = Normalization{Mode: mode, By: ByLeveller}
 		t.lev = newLeveller(t.rate)
+	case p.folder == nil:
+		n = Normalization{Mode: NormalizeOff, By: ByOff}
 	default:
-		n.By, n.GainDB = ByUnmeasured, GainFor(Level{Integrated: math.NaN(), TruePeak: math.NaN()})
-		var l Level
-		ok := false
-		if p.cfg.Levels != nil && p.folder != nil {
-			if n.Mode == NormalizeFolder {
-				l, ok = p.cfg.Levels.Folder(*p.folder)
-				n.By = ByFolder
-			}
-			if !ok { // the track mode, or a folder not measured whole yet
-				l, ok = p.cfg.Levels.Track(p.trackAt(i))
-				n.By = ByTrack
-			}
-		}
-		if ok {
-			if t.format.NumChannels == 1 {
-				// BS.1770 counts a mono file's one channel; the box plays
-				// it on both sides, 3 dB louder than it measured.
-				l.Integrated += monoDB
-			}
-			n.GainDB = GainFor(l)
-			if !math.IsNaN(l.Integrated) && !math.IsInf(l.Integrated, 0) {
-				n.LUFS = &l.Integrated
-			}
-		} else {
-			n.By = ByUnmeasured
-		}
+		n = Choose(mode, p.cfg.Levels, *p.folder, p.trackAt(i), t.format.NumChannels == 1)
 	}
 	t.norm = n
 	t.normGain = dbToGain(n.GainDB)

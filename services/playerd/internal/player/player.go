@@ -106,6 +106,7 @@ type Player struct {
 	jumps      uint64         // Status.Jumps
 	gateMax    int            // the gate's volume cap; 0: none
 	normSnap   *Normalization // the last published Status.Normalize
+	joins      []trackJoin    // where tracks began in the period rendered
 
 	queueGen    int // changes with the queue, so a stale prefetch is dropped
 	prefetching bool

@@ -23,7 +23,7 @@ func (p *Player) renderPeriod() {
 		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
 		n = p.fillMusic(buf, true)
-		p.rampGains(p.gains[:n], p.musicGain())
+		p.rampMusic(p.gains[:n])
 		err = p.out.Write(buf[:n], p.gains[:n])
 	}
 	if err != nil {
@@ -63,9 +63,11 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 		} else {
 			p.trackEnded()
 		}
+		before := p.musicGain()
 		if p.index+1 >= len(p.queue) || p.openFrom(p.index+1) != nil {
 			break
 		}
+		p.joins = append(p.joins, trackJoin{at: n, before: before})
 	}
 	return n
 }
@@ -135,7 +137,7 @@ func (m music) Back(frames int) { m.p.rewind(frames) }
 
 func (m music) Next(pre [][2]float64, gains []float64) int {
 	n := m.p.fillMusic(pre, false)
-	m.p.rampGains(gains[:n], m.p.musicGain())
+	m.p.rampMusic(gains[:n])
 	return n
 }
 
