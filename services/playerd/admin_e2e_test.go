@@ -125,6 +125,7 @@ func TestAdminAPIMatchesReference(t *testing.T) {
 		jsonCall("PUT", "/api/admin/navigation", `{"categories":[{"id":"`+strings.Repeat("x", 70<<10)+`"}]}`, 413),
 		{"PUT", "/api/admin/navigation", "application/xml", []byte(nav), 415},
 		jsonCall("GET", "/api/admin/resume", "", 200),
+		jsonCall("GET", "/api/admin/loudness", "", 200),
 		jsonCall("GET", "/api/admin/library/folders", "", 200),
 		jsonCall("POST", "/api/admin/library/folders", `{"name":"Musik"}`, 201),
 		jsonCall("POST", "/api/admin/library/folders", `{"name":"Lieder","parent":"`+library.ID("Musik")+`"}`, 201),

@@ -96,6 +96,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 			Restrictions: core.Rules().Restrictions,
 			Scan:         core.Library().Progress,
 			Resume:       core.Resume,
+			Loudness:     core.Loudness().Progress,
 		},
 		Hat:          s.hatd,
 		Display:      core.Screen(),

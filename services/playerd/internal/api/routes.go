@@ -16,6 +16,7 @@ import (
 	"github.com/storybox/storybox/services/playerd/internal/events"
 	"github.com/storybox/storybox/services/playerd/internal/home"
 	"github.com/storybox/storybox/services/playerd/internal/library"
+	"github.com/storybox/storybox/services/playerd/internal/measure"
 	"github.com/storybox/storybox/services/playerd/internal/message"
 	"github.com/storybox/storybox/services/playerd/internal/metrics"
 	"github.com/storybox/storybox/services/playerd/internal/netlimit"
@@ -108,6 +109,9 @@ type Views struct {
 	Restrictions func() rules.Restrictions
 	Scan         func() library.Progress
 	Resume       func() map[string]state.ResumePoint // GET /api/admin/resume, by folder id
+	// Loudness is how much of the library is measured (GET
+	// /api/admin/loudness); nil answers 503.
+	Loudness func() measure.Progress
 }
 
 type handler struct {
@@ -166,6 +170,7 @@ var (
 	errNoSettings     = fault.New(fault.Unavailable, "settings unavailable")
 	errNoNavigation   = fault.New(fault.Unavailable, "navigation unavailable")
 	errNoResume       = fault.New(fault.Unavailable, "player state unavailable")
+	errNoLoudness     = fault.New(fault.Unavailable, "loudness measurement unavailable")
 	errNoLibraryAdmin = fault.New(fault.Unavailable, "library management unavailable")
 	errNoSystemAdmin  = fault.New(fault.Unavailable, "system information unavailable")
 	errNoBackup       = fault.New(fault.Unavailable, "backup unavailable")
@@ -256,6 +261,7 @@ func (h *handler) routes(r *mux.Router) {
 	navigation.get("/api/admin/navigation", h.getNavigation)
 	navigation.put("/api/admin/navigation", h.putNavigation)
 	h.part(r, h.Views.Resume != nil, errNoResume).get("/api/admin/resume", h.getResume)
+	h.part(r, h.Views.Loudness != nil, errNoLoudness).get("/api/admin/loudness", h.getLoudness)
 	library := h.part(r, h.LibraryAdmin != nil, errNoLibraryAdmin)
 	library.get("/api/admin/library/folders", h.listFolders)
 	library.post("/api/admin/library/folders", h.createFolder)

@@ -136,9 +136,10 @@ func (t *truePeak) scan(c int) {
 		}
 		h1, h2, h3 := &tpTapsRev[1], &tpTapsRev[2], &tpTapsRev[3] // phase 0 is a sample itself
 		for i := start; i < end; i++ {
-			w := buf[i : i+tpTaps : i+tpTaps]
+			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
 			var y1, y2, y3 float64
-			for j, v := range w {
+			for j := range tpTaps {
+				v := w[j]
 				y1 += h1[j] * v
 				y2 += h2[j] * v
 				y3 += h3[j] * v

@@ -1,5 +1,5 @@
 // The library: folders with covers, new folder, rename, delete, cover
-// upload, rescan, and uploads of many files with a bar per file and one in
+// upload, rescan, the loudness measurement's progress, and uploads of many files with a bar per file and one in
 // total. Files go one request each, so one refused file (not audio) is
 // named and the others still arrive.
 import { el, replace, errorBox, okBox, card, fmtBytes, confirmButton } from './dom.js';
@@ -127,12 +127,24 @@ export function render({ api }) {
     try { const r = await api.jsonReq('POST', '/api/admin/library/rescan', {}); rsOk.textContent = t('library.rescanned', r.folders, r.tracks); await load(); } catch (x) { rsErr.textContent = x.message; }
   } }, t('library.rescan'));
 
+  // "Measured N of M": the background loudness measurement, followed
+  // while the page shows it.
+  const loud = el('p', { class: 'muted small', id: 'library-loudness' });
+  async function loadLoudness() {
+    try {
+      const p = await api.get('/api/admin/loudness');
+      loud.textContent = t('library.loudness', p.measured, p.total) + (p.failed ? ' ' + t('library.loudness_failed', p.failed) : '');
+    } catch (x) { loud.textContent = ''; }
+  }
+  const poll = setInterval(() => { if (loud.isConnected) loadLoudness(); else clearInterval(poll); }, 5000);
+
   load();
+  loadLoudness();
   return {
     wide: true,
     nodes: [
       el('div', { class: 'stack' }, card(t('library.upload_title'), uploadForm), card(t('library.new'), newFolder)),
-      card(t('nav.library'), el('div', { class: 'row' }, rescan), rsErr, rsOk, listErr, list),
+      card(t('nav.library'), el('div', { class: 'row' }, rescan), loud, rsErr, rsOk, listErr, list),
     ],
   };
 }
