@@ -324,3 +324,37 @@ func TestFolderKeepsItsDynamicsAndTheCapIsALoudness(t *testing.T) {
 		}
 	}
 }
+
+// The setting through the API: a wrong mode is refused with its code and
+// changes nothing; a good one is saved, told in /api/info and heard in the
+// status of what plays.
+func TestNormalizeSetting(t *testing.T) {
+	media := mediaLibrary(t, map[string][]float64{"Folge": {2}})
+	base, stop := startBox(t, media, t.TempDir())
+	defer stop()
+	c := &caller{t: t, base: base, hc: http.DefaultClient}
+	if got := c.do("GET", "/api/admin/settings", "").body["audio"].(map[string]any)["normalize"]; got != player.NormalizeFolder {
+		t.Errorf("default normalize %v, want folder", got)
+	}
+	r := c.do("PUT", "/api/admin/settings", `{"audio":{"max_volume":80,"startup_volume":30,"announcement_volume":70,"normalize":"album"}}`).want(t, "a wrong mode", 400, "")
+	if r.body["code"] != "settings_normalize" {
+		t.Errorf("refusal %s, want the code settings_normalize", r.raw)
+	}
+	info := getJSON[map[string]any](t, base+"/api/info")["loudness"].(map[string]any)
+	if info["normalize"] != player.NormalizeFolder || info["max_volume_lufs"] != -26.0 || info["target_lufs"] != -18.0 || info["ceiling_dbtp"] != -1.0 {
+		t.Errorf("/api/info loudness %v after a refused change, want folder at a cap of 80 (−26 LUFS)", info)
+	}
+	c.do("PUT", "/api/admin/settings", `{"audio":{"max_volume":80,"startup_volume":30,"announcement_volume":70,"normalize":"off"}}`).want(t, "off", 200, "")
+	if info := getJSON[map[string]any](t, base+"/api/info")["loudness"].(map[string]any); info["normalize"] != "off" || info["max_volume_lufs"] != nil {
+		t.Errorf("/api/info loudness %v, want off and no loudness for the cap", info)
+	}
+	st := c.command(`{"action":"folder","folder_id":"` + folderIDsByName(t, base)["Folge"] + `"}`)
+	if n, _ := st["normalize"].(map[string]any); n["mode"] != "off" || n["by"] != "off" || n["gain_db"] != 0.0 {
+		t.Errorf("status normalize %v, want off", n)
+	}
+	c.do("PUT", "/api/admin/settings", `{"audio":{"max_volume":80,"startup_volume":30,"announcement_volume":70,"normalize":"track"}}`).want(t, "track", 200, "")
+	waitStatus(t, c, "the playing track normalised", func(st map[string]any) bool {
+		n, _ := st["normalize"].(map[string]any)
+		return n["mode"] == "track" && n["by"] != "off"
+	})
+}

@@ -51,6 +51,11 @@ func (p *Player) rampMusic(gains []float64) {
 // frames, moving from the current gain to target over them (no zipper noise
 // on volume changes) and fading in after starts.
 func (p *Player) rampGains(gains []float64, target float64) {
+	if p.fadeIn == rampFrames {
+		// A fade-in starts from silence: no ramp from an earlier gain (a
+		// louder track's before a seek or a start) under it.
+		p.gain = target
+	}
 	step := (target - p.gain) / float64(len(gains))
 	for i := range gains {
 		p.gain += step

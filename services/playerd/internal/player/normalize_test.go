@@ -96,3 +96,34 @@ func TestChoose(t *testing.T) {
 		t.Errorf("nothing measured: %+v", n)
 	}
 }
+
+// The folder mode plays a folder at one gain: the join between its tracks
+// stays sample-exact, every frame the file's times that one gain.
+func TestFolderModeKeepsGaplessJoinsExact(t *testing.T) {
+	sink := &recSink{}
+	f := folderOf(t, "f", 0.3, 0.2)
+	lv := fakeLevels{
+		tracks:  map[string]Level{f.Tracks[0].Path: {-24, -20}, f.Tracks[1].Path: {-27, -20}},
+		folders: map[string]Level{"f": {-25, -20}},
+	}
+	h := newHarness(t, catalog{"f": f}, Config{Normalize: NormalizeFolder, Levels: lv}, sink)
+	st := h.do(Command{Action: ActFolder, FolderID: "f"})
+	if n := st.Normalize; n == nil || n.By != ByFolder || n.GainDB != 6 || n.LUFS == nil || *n.LUFS != -25 {
+		t.Errorf("status normalize %+v, want the folder's −25 LUFS and its loudest track brought to the target (+6 dB)", n)
+	}
+	h.waitFor("end of queue", func(s Status) bool { return s.State == Stopped })
+	heard := sink.heard()
+	if len(heard) != 24000 {
+		t.Fatalf("heard %d frames, want exactly 24000 (0.3 s + 0.2 s)", len(heard))
+	}
+	g := dbToGain(6)
+	for i := rampFrames; i < len(heard); i++ {
+		want, n := 1000.0/32768*g, i
+		if i >= 14400 {
+			want, n = 2000.0/32768*g, i-14400
+		}
+		if math.Abs(heard[i][0]-want) > 1e-12 || int(math.Round(heard[i][1]/g*32768/30))%1000 != n%1000 {
+			t.Fatalf("frame %d = %v, want level %v sample %d", i, heard[i], want, n%1000)
+		}
+	}
+}
