@@ -51,9 +51,9 @@ func measure(t *testing.T, rate int, x [][2]float64) Result {
 func TestCombineMatchesOneMeter(t *testing.T) {
 	const rate = 44100
 	tracks := [][][2]float64{
-		programme(1, rate, 40, -20, 6),
-		programme(2, rate, 25, -32, 4), // a quiet interlude
-		programme(3, rate, 60, -16, 10),
+		programme(1, rate, 20, -20, 6),
+		programme(2, rate, 12, -32, 4), // a quiet interlude
+		programme(3, rate, 30, -16, 10),
 	}
 	var rs []Result
 	var all [][2]float64

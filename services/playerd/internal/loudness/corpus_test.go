@@ -42,8 +42,8 @@ var corpus = []corpusCase{
 // a different level per case.
 func source(c corpusCase, i int) string {
 	level := -10 - 3*float64(i)
-	return fmt.Sprintf("anoisesrc=c=pink:r=%[1]d:a=0.5:d=12:seed=%[2]d,volume=%.1fdB[n];"+
-		"sine=f=%[4]d:r=%[1]d:d=12,volume=0.2[s];[n][s]amix=inputs=2:normalize=0,"+
+	return fmt.Sprintf("anoisesrc=c=pink:r=%[1]d:a=0.5:d=8:seed=%[2]d,volume=%.1fdB[n];"+
+		"sine=f=%[4]d:r=%[1]d:d=8,volume=0.2[s];[n][s]amix=inputs=2:normalize=0,"+
 		"volume='if(lt(mod(t\\,5)\\,3)\\,1\\,if(lt(mod(t\\,5)\\,4)\\,0.15\\,0))':eval=frame",
 		c.rate, i+1, level, 220+110*i)
 }
