@@ -194,12 +194,20 @@ func (p *Player) normalizeMode() string {
 	return NormalizeOff
 }
 
+// clipMeasured bounds what of an announcement is measured before it
+// starts: the meter costs about 20 ms of this machine's CPU per second of
+// audio (most of it the true peak), which a long message would otherwise
+// add to its start. Speech keeps its level over a message; the rest's
+// sample peaks still bound the gain.
+const clipMeasured = 3 * output.ClipRate
+
 // clipLevel measures an announcement (speech, a chime, a tone). A clip too
 // short for a gating block (a chime under 400 ms) is taken at its loudness
 // as a whole rather than at the unmeasured gain: it is ours, and known.
 func clipLevel(pcm [][2]float64) Level {
 	m := newMeter(output.ClipRate)
-	m.Write(pcm)
+	head := pcm[:min(len(pcm), clipMeasured)]
+	m.Write(head)
 	l := m.Integrated()
 	if m.Seconds() < 0.4 {
 		l = m.Momentary()
@@ -207,7 +215,11 @@ func clipLevel(pcm [][2]float64) Level {
 	if l <= loudness.AbsoluteGate {
 		l = math.NaN()
 	}
-	return Level{Integrated: l, TruePeak: m.TruePeak()}
+	var rest float64
+	for _, f := range pcm[len(head):] {
+		rest = max(rest, math.Abs(f[0]), math.Abs(f[1]))
+	}
+	return Level{Integrated: l, TruePeak: max(m.TruePeak(), 20*math.Log10(rest))}
 }
 
 // clipGain is the gain an announcement plays at: its volume's, and like

@@ -65,3 +65,16 @@ func TestAnnouncementsPlayAtTheTarget(t *testing.T) {
 		})
 	}
 }
+
+// A long message is measured from its first seconds, and the peaks of the
+// rest still bound its gain.
+func TestLongClipLevel(t *testing.T) {
+	c := sineClip(8, 0.1)
+	for i := 5 * output.ClipRate; i < len(c); i++ {
+		c[i] = [2]float64{0.9, -0.9} // a loud end, after what is measured
+	}
+	l := clipLevel(c)
+	if math.Abs(l.Integrated-(-20.0)) > 0.1 || math.Abs(l.TruePeak-(-0.92)) > 0.05 {
+		t.Errorf("level %+v, want about −20.0 LUFS (the first 3 s) and the end's peak, −0.9 dB", l)
+	}
+}
