@@ -208,6 +208,11 @@ func waitMeasured(t *testing.T, base string) []map[string]any {
 // each track's part of what the wav sink heard (masterSeconds each: the
 // tracks join gaplessly).
 func playHeard(t *testing.T, media, data, mode string, maxVolume int, name string, tracks int) (parts [][][2]float64, rate int, info map[string]any) {
+	return playHeardOf(t, media, data, mode, maxVolume, name, tracks, masterSeconds)
+}
+
+// playHeardOf is playHeard of tracks seconds long each.
+func playHeardOf(t *testing.T, media, data, mode string, maxVolume int, name string, tracks, seconds int) (parts [][][2]float64, rate int, info map[string]any) {
 	t.Helper()
 	wav := filepath.Join(t.TempDir(), "speaker.wav")
 	base, stop := startBoxWith(t, media, data, func(s *setup) { s.Output = "wav:" + wav })
@@ -219,7 +224,7 @@ func playHeard(t *testing.T, media, data, mode string, maxVolume int, name strin
 	c.command(`{"action":"volume","value":100}`)
 	c.command(`{"action":"folder","folder_id":"` + folderIDsByName(t, base)[name] + `"}`)
 	waitStatus(t, c, "playing", func(st map[string]any) bool { return st["state"] == "playing" })
-	waitUntil(t, "the end of the folder", time.Duration(tracks*masterSeconds+30)*time.Second, func() bool {
+	waitUntil(t, "the end of the folder", time.Duration(tracks*seconds+30)*time.Second, func() bool {
 		return c.do("GET", "/api/status", "").body["state"] == "stopped"
 	})
 	stop()
@@ -233,7 +238,7 @@ func playHeard(t *testing.T, media, data, mode string, maxVolume int, name strin
 		t.Fatalf("the output begins with %d frames of silence", f)
 	}
 	for i := range tracks {
-		from, to := first+i*masterSeconds*rate, first+(i+1)*masterSeconds*rate
+		from, to := first+i*seconds*rate, first+(i+1)*seconds*rate
 		if to > len(frames) {
 			t.Fatalf("only %d of %d tracks heard (%d frames from the first sound at %d)", i, tracks, len(frames)-first, first)
 		}
@@ -357,4 +362,34 @@ func TestNormalizeSetting(t *testing.T) {
 		n, _ := st["normalize"].(map[string]any)
 		return n["mode"] == "track" && n["by"] != "off"
 	})
+}
+
+// An Opus file's header output gain is heard (RFC 7845 §5.1): the same
+// file with −6.02 dB in its header plays 6.02 dB quieter with
+// normalisation off, and as loud with it on (it is in what is measured).
+func TestOpusOutputGainIsHeard(t *testing.T) {
+	media, data := t.TempDir(), t.TempDir()
+	plain := testmediaFile(t, "tone.opus")
+	quiet := bytes.Clone(plain)
+	i := bytes.Index(quiet, []byte("OpusHead"))
+	gain := int16(-1541) // Q7.8: −6.02 dB
+	binary.LittleEndian.PutUint16(quiet[i+16:], uint16(gain))
+	fixOggCRC(quiet)
+	for name, b := range map[string][]byte{"1 plain.opus": plain, "2 quiet.opus": quiet} {
+		if err := os.MkdirAll(filepath.Join(media, "Opus"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(media, "Opus", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for mode, want := range map[string]float64{player.NormalizeOff: -6.02, player.NormalizeTrack: 0} {
+		parts, rate, _ := playHeardOf(t, media, data, mode, 100, "Opus", 2, 2)
+		// The middle second of each: the joins need not be exactly at 2 s.
+		a := measured(t, rate, parts[0][rate/2:3*rate/2]).Integrated()
+		b := measured(t, rate, parts[1][rate/2:3*rate/2]).Integrated()
+		if math.Abs(b-a-want) > 0.1 {
+			t.Errorf("%s: the file with −6.02 dB in its header is %.2f LU from the plain one, want %.2f", mode, b-a, want)
+		}
+	}
 }
