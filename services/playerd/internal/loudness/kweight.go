@@ -64,15 +64,8 @@ func kWeighting(fs float64) (shelf, highpass biquad) {
 }
 
 // biquadState is one channel's memory of one section (transposed direct
-// form II).
+// form II, run in Meter.weigh).
 type biquadState struct{ s1, s2 float64 }
-
-func (q *biquad) run(st *biquadState, x float64) float64 {
-	y := q.b0*x + st.s1
-	st.s1 = q.b1*x - q.a1*y + st.s2
-	st.s2 = q.b2*x - q.a2*y
-	return y
-}
 
 // gain is the magnitude response of q at frequency f for rate fs.
 func (q biquad) gain(f, fs float64) float64 {

@@ -49,6 +49,8 @@ type Meter struct {
 	steps  int64   // steps completed
 	ringZ  [shortSubBlocks]float64
 	ringN  [shortSubBlocks]int
+	segs   []int     // the current write's frames per step (segment)
+	segZ   []float64 // and their weighted sums of squares
 
 	blocks    []uint32  // block loudness histogram, dense
 	blockSums []float64 // each bin's exact sum of powers
@@ -81,57 +83,84 @@ func (m *Meter) Write(samples [][2]float64) {
 	if m.channels > 2 {
 		panic("loudness: Write on a meter of more than 2 channels; use WriteInterleaved")
 	}
+	m.segment(len(samples))
 	for c := range m.channels {
 		b := m.peak.buffer(c, len(samples))
 		for i, s := range samples {
 			b[i] = s[c]
 		}
+		m.weigh(c, b)
 		m.peak.scan(c)
 	}
-	end := m.stepEnd(m.steps)
-	sh, hp := m.shelf, m.highpass
-	for _, s := range samples {
-		var z float64
-		for c := range m.channels {
-			st := &m.state[c]
-			y := hp.run(&st[1], sh.run(&st[0], s[c]))
-			z += y * y // the weights of mono and stereo are 1
-		}
-		m.subZ += z
-		m.subN++
-		m.frames++
-		if m.frames == end {
-			m.step()
-			end = m.stepEnd(m.steps)
-		}
-	}
-	m.flush()
+	m.close()
 }
 
 // WriteInterleaved measures frames of interleaved samples, one per channel.
 func (m *Meter) WriteInterleaved(samples []float64) {
 	frames := len(samples) / m.channels
+	m.segment(frames)
 	for c := range m.channels {
 		b := m.peak.buffer(c, frames)
 		for i := range b {
 			b[i] = samples[i*m.channels+c]
 		}
+		m.weigh(c, b)
 		m.peak.scan(c)
 	}
-	end := m.stepEnd(m.steps)
-	for f := 0; f+m.channels <= len(samples); f += m.channels {
-		var z float64
-		for c, x := range samples[f : f+m.channels] {
-			st := &m.state[c]
-			y := m.highpass.run(&st[1], m.shelf.run(&st[0], x))
-			z += m.weights[c] * y * y
+	m.close()
+}
+
+// segment splits the next n frames at the ends of 100 ms steps, into
+// m.segs, and clears their sums.
+func (m *Meter) segment(n int) {
+	m.segs, m.segZ = m.segs[:0], m.segZ[:0]
+	f, k := m.frames, m.steps
+	for left := n; left > 0; {
+		take := int(min(int64(left), m.stepEnd(k)-f))
+		m.segs = append(m.segs, take)
+		m.segZ = append(m.segZ, 0)
+		left -= take
+		f += int64(take)
+		if f == m.stepEnd(k) {
+			k++
 		}
-		m.subZ += z
-		m.subN++
-		m.frames++
-		if m.frames == end {
+	}
+}
+
+// weigh runs channel c's samples x through the K-weighting and adds their
+// weighted squares to each segment's sum. The filters' memory is kept in
+// locals over the whole write: this loop is most of the meter's cost.
+func (m *Meter) weigh(c int, x []float64) {
+	sh, hp, w := m.shelf, m.highpass, m.weights[c]
+	st := &m.state[c]
+	a1, a2, b1, b2 := st[0].s1, st[0].s2, st[1].s1, st[1].s2
+	i := 0
+	for j, n := range m.segs {
+		var z float64
+		for _, v := range x[i : i+n] {
+			y := sh.b0*v + a1
+			a1 = sh.b1*v - sh.a1*y + a2
+			a2 = sh.b2*v - sh.a2*y
+			u := hp.b0*y + b1
+			b1 = hp.b1*y - hp.a1*u + b2
+			b2 = hp.b2*y - hp.a2*u
+			z += u * u
+		}
+		m.segZ[j] += w * z
+		i += n
+	}
+	st[0].s1, st[0].s2, st[1].s1, st[1].s2 = a1, a2, b1, b2
+}
+
+// close adds the segments' sums to the steps, closing each step that
+// ends.
+func (m *Meter) close() {
+	for j, n := range m.segs {
+		m.subZ += m.segZ[j]
+		m.subN += n
+		m.frames += int64(n)
+		if m.frames == m.stepEnd(m.steps) {
 			m.step()
-			end = m.stepEnd(m.steps)
 		}
 	}
 	m.flush()
