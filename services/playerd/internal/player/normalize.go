@@ -196,8 +196,9 @@ func (p *Player) normalizeMode() string {
 
 // clipMeasured bounds what of an announcement is measured before it
 // starts: the meter costs about 5.5 ms of this machine's CPU per second of
-// audio (most of it the true peak), some 30 ms on a Pi Zero 2 W, which a
-// long message would otherwise add to its start. Speech keeps its level over a message; the rest's
+// audio (most of it the true peak), 30 to 55 ms on a Pi Zero 2 W (a fifth
+// to a tenth of this machine, docs/performance.md), which a long message
+// would otherwise add to its start. Speech keeps its level over a message; the rest's
 // sample peaks still bound the gain.
 const clipMeasured = 3 * output.ClipRate
 
