@@ -103,15 +103,22 @@ func TestAdminPageInChromium(t *testing.T) {
 		chromedp.Click(css("#login-submit")),
 		chromedp.WaitVisible(css("#player-state")), text("#player-volume-label", "höchstens 80"))
 
-	// Settings: the maximum volume, obeyed by the player.
+	// Settings: the maximum volume, obeyed by the player, and loudness
+	// normalisation.
 	run("settings", chromedp.Click(css("#nav-settings")), chromedp.WaitVisible(css("#settings-form")),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#set-max_volume').value === '80'`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#set-normalize').value === 'folder'`),
+		text("#settings-form", "Gleiche Lautheit"),
 		chromedp.SetValue(css("#set-startup_volume"), "30"),
 		chromedp.SetValue(css("#set-max_volume"), "42"),
+		chromedp.SetValue(css("#set-normalize"), "track"),
 		chromedp.Click(css("#settings-save")), text("#settings-ok", "Gespeichert"),
 		b.shots("settings", text("#settings-ok", "Gespeichert")))
 	if v := getJSON[map[string]any](t, base+"/api/info")["max_volume"]; v != 42.0 {
 		t.Errorf("max_volume after saving 42 in the page: %v", v)
+	}
+	if v := getJSON[map[string]any](t, base+"/api/info")["audio"].(map[string]any)["normalize"]; v != "track" {
+		t.Errorf("normalize after choosing per track in the page: %v", v)
 	}
 	run("bad setting", chromedp.SetValue(css("#set-time_zone"), "Mars/Olympus"),
 		chromedp.Click(css("#settings-save")), text("#settings-err", "Zeitzone: bitte eine Zeitzone"))

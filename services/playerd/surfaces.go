@@ -94,7 +94,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 		Version:   cfg.Version,
 		Log:       log,
 		Player:    core.Player(),
-		Library:   core.Catalog(),
+		Library:   core.LibraryView(),
 		Radio:     core.Radio(),
 		UIRestart: restarts,
 		Views: api.Views{

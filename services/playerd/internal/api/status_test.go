@@ -135,7 +135,8 @@ func baseStatus() player.Status {
 	q := []player.QueueItem{{ID: "a", Title: "Eins", Duration: 3, Provider: "local", ResumePolicy: "position"},
 		{ID: "b", Title: `Zwei "position":1,`, Artist: "X", Duration: 4.5, Provider: "local", ResumePolicy: "position"}}
 	return player.Status{State: player.Playing, Backend: "storybox", FolderID: str("f1"), Folder: str("Folge A"),
-		Cover: str("/api/cover/f1"), Queue: q, Index: 1, Position: 1.25, Duration: 4.5, Volume: 30, MaxVolume: 70}
+		Cover: str("/api/cover/f1"), Queue: q, Index: 1, Position: 1.25, Duration: 4.5, Volume: 30, MaxVolume: 70,
+		Normalize: &player.Normalization{Mode: "folder", By: "folder", GainDB: -3.25}}
 }
 
 // TestStatusCacheFollowsEveryField: after any one field of the status
@@ -183,7 +184,23 @@ func change(v reflect.Value, variant int) bool {
 		v.SetUint(v.Uint() + uint64(variant) + 1)
 	case reflect.Float64:
 		v.SetFloat([]float64{v.Float() + 1, 1.0 / 3, 0}[variant])
-	case reflect.Pointer: // *string: another text, the same text elsewhere, none
+	case reflect.Pointer:
+		if n, ok := v.Interface().(*player.Normalization); ok || v.Type() == reflect.TypeOf(n) {
+			// another gain, the same normalisation elsewhere, none
+			switch {
+			case variant == 0:
+				lufs := -9.5
+				v.Set(reflect.ValueOf(&player.Normalization{Mode: "track", By: "track", GainDB: -8.5, LUFS: &lufs}))
+			case variant == 1 && n != nil:
+				c := *n
+				v.Set(reflect.ValueOf(&c))
+			case variant == 2 && n != nil:
+				v.Set(reflect.Zero(v.Type()))
+			default:
+				return false
+			}
+			return true
+		}
 		if w, ok := v.Interface().(*player.Waiting); ok { // another folder, the same elsewhere, none
 			switch {
 			case variant == 0:
@@ -198,6 +215,7 @@ func change(v reflect.Value, variant int) bool {
 			}
 			return true
 		}
+		// *string: another text, the same text elsewhere, none
 		switch variant {
 		case 0:
 			s := "anders"

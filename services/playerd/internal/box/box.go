@@ -214,6 +214,8 @@ func New(cfg Config) (*Box, error) {
 		Calm:           b.settings.Get().Calm,
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
+		Normalize:      audio.Normalize,
+		Levels:         levels{b.loudness},
 		Restored:       restored,
 		Gate:           b.rules,
 		FolderMode:     b.modes.of,
@@ -425,6 +427,9 @@ func (b *Box) applySettings(old, s settings.Settings) {
 		au := s.Audio
 		if _, err := b.player.SetVolumes(ctx, player.Volumes{Max: au.MaxVolume, Start: au.StartupVolume, Announce: au.AnnouncementVolume, Min: au.MinVolume}); err != nil {
 			b.log.Error("apply volume limits", "error", err)
+		}
+		if _, err := b.player.SetNormalize(ctx, au.Normalize); err != nil {
+			b.log.Error("apply normalisation", "error", err)
 		}
 	}
 	if old.Calm != s.Calm {

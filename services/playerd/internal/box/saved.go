@@ -53,6 +53,7 @@ func (b *Box) Info() map[string]any {
 		"startup_volume":      s.Audio.StartupVolume,
 		"announcement_volume": s.Audio.AnnouncementVolume,
 		"audio":               s.Audio,
+		"loudness":            loudnessInfo(s.Audio),
 		"output":              b.cfg.Output,
 		"library":             b.lib.Report(),
 		"events":              b.feed.Stats(),

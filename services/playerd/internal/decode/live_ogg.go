@@ -31,7 +31,8 @@ type oggLive struct {
 	vorbis   *vorbis.Decoder
 	opus     opus.Decoder
 	isOpus   bool
-	discard  int // Opus pre-skip still to drop
+	gain     float64 // Opus output gain (RFC 7845 §5.1), linear; 1 for Vorbis
+	discard  int     // Opus pre-skip still to drop
 	packets  [][]byte
 	pcm      []float32 // interleaved, channels wide
 	pcmOff   int
@@ -118,7 +119,7 @@ func (o *oggLive) startLink(h pageHeader, body []byte) error {
 				return fmt.Errorf("vorbis: %w: %v", ErrCorrupt, err)
 			}
 		}
-		o.vorbis, o.isOpus = v, false
+		o.vorbis, o.isOpus, o.gain = v, false, 1
 		rate, channels, comment = v.SampleRate(), v.Channels(), hs[1][7:]
 	} else {
 		id := hs[0]
@@ -140,6 +141,7 @@ func (o *oggLive) startLink(h pageHeader, body []byte) error {
 			return fmt.Errorf("opus: %w", err)
 		}
 		o.opus, o.isOpus, o.vorbis = dec, true, nil
+		o.gain = opusOutputGain(id)
 		o.discard = int(binary.LittleEndian.Uint16(id[10:12]))
 		rate, comment = opusRate, hs[1][8:]
 	}
@@ -205,7 +207,7 @@ func (o *oggLive) stream(samples [][2]float64) (int, bool) {
 		}
 		for i := range take {
 			j := o.pcmOff + i*o.channels
-			samples[n+i] = [2]float64{float64(o.pcm[j]), float64(o.pcm[j+right])}
+			samples[n+i] = [2]float64{float64(o.pcm[j]) * o.gain, float64(o.pcm[j+right]) * o.gain}
 		}
 		n += take
 		o.pcmOff += take * o.channels

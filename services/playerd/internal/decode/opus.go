@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/gopxl/beep/v2"
 	"github.com/pion/opus"
@@ -26,7 +27,8 @@ type opusStream struct {
 	dec      opus.Decoder
 	channels int
 	preSkip  int
-	length   int // samples after pre-skip
+	gain     float64 // the header's output gain, linear
+	length   int     // samples after pre-skip
 	dataOff  int64
 
 	pk      packets   // packet continued on the next page
@@ -62,6 +64,14 @@ func openOpus(f *source) (beep.StreamSeekCloser, beep.Format, error) {
 	return s, beep.Format{SampleRate: opusRate, NumChannels: s.channels, Precision: 2}, nil
 }
 
+// opusOutputGain is the linear factor of the ID header's output gain (RFC
+// 7845 §5.1: a signed Q7.8 number of dB at bytes 16..17), which a player
+// applies to everything it decodes. id is at least 19 bytes long.
+func opusOutputGain(id []byte) float64 {
+	q := int16(binary.LittleEndian.Uint16(id[16:18]))
+	return math.Pow(10, float64(q)/256/20)
+}
+
 // readHeaders reads the identification and comment headers and remembers
 // where the audio pages start.
 func (s *opusStream) readHeaders() error {
@@ -84,6 +94,7 @@ func (s *opusStream) readHeaders() error {
 				}
 				s.channels = int(p[9])
 				s.preSkip = int(binary.LittleEndian.Uint16(p[10:12]))
+				s.gain = opusOutputGain(p)
 				if s.channels < 1 || s.channels > 2 || (len(p) > 18 && p[18] > 1) {
 					return fmt.Errorf("%d channels with mapping family %d: only mono and stereo are supported", s.channels, p[18])
 				}
@@ -143,10 +154,10 @@ func (s *opusStream) Stream(samples [][2]float64) (int, bool) {
 		take := min(frames, len(samples)-n, s.length-s.pos)
 		for i := range take {
 			j := s.pcmOff + i*s.channels
-			l := float64(s.pcm[j])
+			l := float64(s.pcm[j]) * s.gain
 			r := l
 			if s.channels == 2 {
-				r = float64(s.pcm[j+1])
+				r = float64(s.pcm[j+1]) * s.gain
 			}
 			samples[n+i] = [2]float64{l, r}
 		}

@@ -42,6 +42,23 @@ type Track struct {
 	// or podcast); Path is empty then.
 	URL string `json:"-"`
 	rel string
+	// Loudness is filled only where GET /api/library shows a file.
+	Loudness *Loudness `json:"loudness,omitempty"`
+}
+
+// Loudness is a file's or a folder's measured loudness and the gain loudness
+// normalisation gives it now, as GET /api/library shows them.
+type Loudness struct {
+	Measured bool `json:"measured"`
+	// LUFS is the integrated loudness; null when not measured, for
+	// silence and for a file under 400 ms (no gating block).
+	LUFS         *float64 `json:"lufs"`
+	TruePeakDBTP *float64 `json:"true_peak_dbtp"`
+	RangeLU      *float64 `json:"range_lu"`
+	// GainDB is the gain on top of the volume in the setting's mode; By
+	// says how it was chosen (the status's normalize.by).
+	GainDB float64 `json:"gain_db"`
+	By     string  `json:"by"`
 }
 
 // Live reports a radio station: a stream without end or duration.
@@ -57,6 +74,9 @@ type Folder struct {
 	Relative string  `json:"relative"`
 	Cover    *string `json:"cover"` // "/api/cover/<id>", null when there is none
 	Tracks   []Track `json:"tracks"`
+	// Loudness is filled only where GET /api/library shows a folder of
+	// files: the folder's loudness gated over all its tracks.
+	Loudness *Loudness `json:"loudness,omitempty"`
 
 	coverFile  string // cover.jpg and friends, absolute
 	coverTrack string // a track with embedded art, absolute

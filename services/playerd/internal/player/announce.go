@@ -19,6 +19,7 @@ type clip struct {
 	started chan struct{}
 	done    chan struct{}
 	err     error
+	level   Level // measured as it arrived; normalised like music (clipGain)
 
 	conv     *resample.Resampler // pcm from from on, at rate; nil at ClipRate
 	rate     int
@@ -68,7 +69,9 @@ func (p *Player) Announce(ctx context.Context, pcm [][2]float64) (<-chan struct{
 	if len(pcm) == 0 {
 		return nil, fault.New(fault.Invalid, "empty announcement")
 	}
-	c := &clip{pcm: pcm, started: make(chan struct{}), done: make(chan struct{})}
+	// Measured here, in the caller's goroutine: a few seconds of speech
+	// take a few milliseconds, which the player's loop must not spend.
+	c := &clip{pcm: pcm, started: make(chan struct{}), done: make(chan struct{}), level: clipLevel(pcm)}
 	if _, err := p.send(ctx, request{clip: c}); err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func (p *Player) enqueueClip(c *clip) error {
 		}
 		p.ensureSink()
 		// Music and announcements have their own volumes: no ramp between them.
-		p.gain = gainFor(p.clampVolume(p.cfg.AnnounceVolume))
+		p.gain = p.clipGain(c)
 	}
 	p.clips = append(p.clips, c)
 	return nil
@@ -117,7 +120,7 @@ func (p *Player) finishClip() {
 	// A queue that started meanwhile waited for the device to be free.
 	p.syncRate()
 	close(c.done)
-	p.gain = gainFor(p.volume)
+	p.gain = p.musicGain()
 	if p.musicWas == Playing && p.cur != nil {
 		p.state = Playing
 		p.fadeIn = rampFrames

@@ -8,6 +8,9 @@ import "testing"
 func TestRampGains(t *testing.T) {
 	reference := func(gain float64, fadeIn int, n int, target float64) ([]float64, int) {
 		out := make([]float64, n)
+		if fadeIn == rampFrames {
+			gain = target
+		}
 		step := (target - gain) / float64(n)
 		for i := range out {
 			gain += step

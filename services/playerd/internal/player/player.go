@@ -59,6 +59,12 @@ type Config struct {
 	// nil when it ends. It is called from the player goroutine and must
 	// not block (the event feed hands it on).
 	OnNowPlaying func(title *string)
+	// Normalize is the mode of loudness normalisation (NormalizeModes;
+	// empty: off, for tools and tests that play files as they are) and
+	// Levels where the measured loudness of files is found (nil: nothing
+	// is measured).
+	Normalize string
+	Levels    Levels
 	// Gate judges every command and announcement before it runs (gate.go);
 	// nil admits everything (tests and tools without parental rules).
 	Gate Gate
@@ -111,14 +117,16 @@ type Player struct {
 	dirty      bool
 	lastSecond int
 	buf        [][2]float64
-	gains      []float64   // per-frame gains for buf
-	clips      []*clip     // announcements; the first one is playing
-	musicWas   State       // music state to return to after announcements
-	jumps      uint64      // Status.Jumps
-	gateMax    int         // the gate's volume cap; 0: none
-	phones     *Headphones // plugged in and playing; nil: the speaker plays
-	byRules    bool        // the request being run is the parental rules' own (no volume floor)
-	waiting    *waiting    // calm mode's folder for when the track ends (calm.go)
+	gains      []float64      // per-frame gains for buf
+	clips      []*clip        // announcements; the first one is playing
+	musicWas   State          // music state to return to after announcements
+	jumps      uint64         // Status.Jumps
+	gateMax    int            // the gate's volume cap; 0: none
+	phones     *Headphones    // plugged in and playing; nil: the speaker plays
+	normSnap   *Normalization // the last published Status.Normalize
+	joins      []trackJoin    // where tracks began in the period rendered
+	byRules    bool           // the request being run is the parental rules' own (no volume floor)
+	waiting    *waiting       // calm mode's folder for when the track ends (calm.go)
 
 	// The play modes of the queue (modes.go).
 	mode      Mode   // the mode the queue started in
@@ -195,8 +203,8 @@ func New(cfg Config) *Player {
 	if cfg.Restored.Volume <= 0 && cfg.StartVolume > 0 {
 		p.volume = p.clampVolume(cfg.StartVolume)
 	}
-	p.gain = gainFor(p.volume)
 	p.restoreQueue()
+	p.gain = p.musicGain()
 	p.publish(true)
 	return p
 }
@@ -497,6 +505,7 @@ func (p *Player) publish(notify bool) {
 		st.Mode = p.mode
 	}
 	if p.cur != nil {
+		st.Normalize = p.normalization()
 		st.Position = p.cur.seconds()
 		st.Duration = p.cur.duration
 		if p.cur.remote != nil {

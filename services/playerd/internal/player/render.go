@@ -19,11 +19,11 @@ func (p *Player) renderPeriod() {
 	clipDone := false
 	if len(p.clips) > 0 {
 		n, clipDone = p.clips[0].fill(buf, p.rate)
-		p.rampGains(p.gains[:n], gainFor(p.clampVolume(p.cfg.AnnounceVolume)))
+		p.rampGains(p.gains[:n], p.clipGain(p.clips[0]))
 		err = p.out.WriteOnce(buf[:n], p.gains[:n])
 	} else {
 		n = p.fillMusic(buf, true)
-		p.rampGains(p.gains[:n], gainFor(p.volume))
+		p.rampMusic(p.gains[:n])
 		err = p.out.Write(buf[:n], p.gains[:n])
 	}
 	if err != nil {
@@ -51,6 +51,9 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 	n := 0
 	for n < len(buf) && p.cur != nil {
 		k, ok := p.cur.s.Stream(buf[n:])
+		if p.cur.lev != nil {
+			p.cur.lev.add(buf[n : n+k])
+		}
 		n += k
 		p.cur.frames += k
 		if ok && k > 0 {
@@ -73,10 +76,12 @@ func (p *Player) fillMusic(buf [][2]float64, advance bool) int {
 		if p.stopAtEnd {
 			break
 		}
+		before := p.musicGain()
 		next, ok := p.following(p.index)
 		if !ok || p.openFrom(next) != nil {
 			break
 		}
+		p.joins = append(p.joins, trackJoin{at: n, before: before})
 	}
 	return n
 }
@@ -129,7 +134,7 @@ func (p *Player) retake() {
 	if p.out == nil || !p.playingMusic() {
 		return
 	}
-	target := gainFor(p.volume)
+	target := p.musicGain()
 	retaken, err := p.out.Retake(target, music{p})
 	if retaken {
 		// The output ramped from the gain left in the device, a fade-in
@@ -153,7 +158,7 @@ func (m music) Back(frames int) { m.p.rewind(frames) }
 
 func (m music) Next(pre [][2]float64, gains []float64) int {
 	n := m.p.fillMusic(pre, false)
-	m.p.rampGains(gains[:n], gainFor(m.p.volume))
+	m.p.rampMusic(gains[:n])
 	return n
 }
 
@@ -234,6 +239,7 @@ func (p *Player) openFrom(i int) error {
 			continue
 		}
 		p.cur, p.index = t, j
+		p.normalizeTrack(t, j)
 		p.lastErr = ""
 		p.dirty = true
 		return nil

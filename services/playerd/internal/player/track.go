@@ -27,6 +27,10 @@ type track struct {
 	frames   int           // frames at rate streamed since base
 	duration float64
 	remote   Remote // a station or an episode; dec stands for it
+
+	norm     Normalization // how loud it plays (normalize.go)
+	normGain float64       // norm.GainDB, linear
+	lev      *leveller     // a station's or an episode's; nil for files
 }
 
 // openTrack opens a file, or a stream without waiting for the network, to
@@ -73,6 +77,9 @@ func (t *track) retarget(rate int) error {
 	at := int64(t.base + t.frames)
 	old := int64(t.rate)
 	t.rate = rate
+	if t.lev != nil {
+		t.lev.retarget(rate)
+	}
 	if t.remote != nil {
 		t.base, t.frames = int(at*int64(rate)/old), 0
 		t.restream()

@@ -103,7 +103,10 @@ type Status struct {
 	Output     string  `json:"output"`
 	NowPlaying *string `json:"now_playing"`
 	Speaking   bool    `json:"speaking"`
-	Error      string  `json:"error,omitempty"`
+	// Normalize is the loudness normalisation of what plays; null when
+	// nothing is loaded.
+	Normalize *Normalization `json:"normalize"`
+	Error     string         `json:"error,omitempty"`
 	// Shuffle and Repeat are the play switches of the queue, Mode the
 	// mode its folder started in ("" with no folder; modes.go).
 	Shuffle bool   `json:"shuffle"`
@@ -137,7 +140,7 @@ func SamePlayback(a, b Status) bool {
 		sameString(a.FolderID, b.FolderID) && sameString(a.Folder, b.Folder) && sameString(a.Cover, b.Cover) &&
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && a.Output == b.Output && sameString(a.NowPlaying, b.NowPlaying) &&
-		a.Speaking == b.Speaking && a.Error == b.Error && a.Notice == b.Notice &&
+		a.Speaking == b.Speaking && sameNormalization(a.Normalize, b.Normalize) && a.Error == b.Error && a.Notice == b.Notice &&
 		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final
 }
 

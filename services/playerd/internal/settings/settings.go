@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/storybox/storybox/services/internal/fault"
+	"github.com/storybox/storybox/services/playerd/internal/player"
 	"github.com/storybox/storybox/services/playerd/internal/speech"
 	"github.com/storybox/storybox/services/playerd/internal/state"
 )
@@ -77,6 +78,8 @@ type Audio struct {
 	HeadphoneMaxVolume int    `json:"headphone_max_volume"`
 	Headphones         bool   `json:"headphones"`
 	HeadphoneDevice    string `json:"headphone_device"`
+	// Normalize is the loudness normalisation (player.NormalizeModes).
+	Normalize string `json:"normalize"`
 }
 
 // Display settings: minutes without a touch until the screen goes dark
@@ -105,7 +108,7 @@ func Defaults() Settings {
 		Version:      Version,
 		Language:     "de",
 		Speech:       Speech{Engine: "auto", Rate: 100, Pitch: 100},
-		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70, HeadphoneMaxVolume: DefaultHeadphoneMaxVolume, Headphones: true},
+		Audio:        Audio{MaxVolume: 80, StartupVolume: 30, AnnouncementVolume: 70, HeadphoneMaxVolume: DefaultHeadphoneMaxVolume, Headphones: true, Normalize: player.NormalizeFolder},
 		Display:      Display{Brightness: 100},
 		TimeZone:     "Europe/Berlin",
 		AllowedHosts: []string{},
@@ -150,6 +153,8 @@ func (s Settings) Validate() error {
 		return invalid("audio.startup_volume must not be below audio.min_volume (%d), not %d", a.MinVolume, a.StartupVolume).Coded("settings_startup_below_min")
 	case a.AnnouncementVolume < 1 || a.AnnouncementVolume > 100:
 		return invalid("audio.announcement_volume must be 1..100, not %d", a.AnnouncementVolume).Coded("settings_announcement_volume")
+	case !slices.Contains(player.NormalizeModes, a.Normalize):
+		return invalid("audio.normalize must be one of %s, not %q", strings.Join(player.NormalizeModes, ", "), a.Normalize).Coded("settings_normalize")
 	case d.IdleOffMinutes < 0 || d.IdleOffMinutes > MaxIdleMinutes:
 		return invalid("display.idle_off_minutes must be 0..%d (0: never), not %d", MaxIdleMinutes, d.IdleOffMinutes).Coded("settings_idle_off_minutes")
 	case d.Brightness < 1 || d.Brightness > 100:

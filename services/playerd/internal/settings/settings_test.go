@@ -61,6 +61,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		"audio.min_volume must be 0..":    func(s *Settings) { s.Audio.MinVolume = -1 },
 		"audio.min_volume must be 0..max": func(s *Settings) { s.Audio.MinVolume = 81 },
 		"audio.startup_volume must not":   func(s *Settings) { s.Audio.MinVolume, s.Audio.StartupVolume = 40, 30 },
+		"audio.normalize":                 func(s *Settings) { s.Audio.Normalize = "album" },
 		"display.idle_off_minutes":        func(s *Settings) { s.Display.IdleOffMinutes = -1 },
 		"display.brightness":              func(s *Settings) { s.Display.Brightness = 0 },
 		"power.idle_shutdown_minutes":     func(s *Settings) { s.Power.IdleShutdownMinutes = 5000 },

@@ -17,6 +17,7 @@ export function render(ctx) {
     headphones: el('input', { type: 'checkbox', id: 'set-headphones' }),
     headphone_max_volume: num('headphone_max_volume', 1, 100),
     headphone_device: el('input', { id: 'set-headphone_device', autocomplete: 'off', maxLength: 64, pattern: '[A-Za-z0-9 _.,:\\-]*' }),
+    normalize: el('select', { id: 'set-normalize' }, ...['folder', 'track', 'off'].map((v) => el('option', { value: v }, t(`settings.normalize_${v}`)))),
     language: el('select', { id: 'set-language' }, el('option', { value: 'de' }, 'Deutsch'), el('option', { value: 'en' }, 'English')),
     speech_engine: el('select', { id: 'set-speech_engine' }, ...['auto', 'pico', 'espeak'].map((v) => el('option', { value: v }, v))),
     rate: num('rate', 50, 200), pitch: num('pitch', 50, 200),
@@ -37,6 +38,7 @@ export function render(ctx) {
     f.headphone_device.value = s.audio.headphone_device;
     f.min_volume.value = s.audio.min_volume;
     f.calm.checked = s.calm;
+    f.normalize.value = s.audio.normalize;
     const l = (s.language || 'de').slice(0, 2);
     if (![...f.language.options].some((o) => o.value === s.language)) f.language.append(el('option', { value: s.language }, s.language));
     f.language.value = [...f.language.options].some((o) => o.value === s.language) ? s.language : l;
@@ -62,6 +64,7 @@ export function render(ctx) {
         max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), min_volume: n('min_volume'),
         headphones: f.headphones.checked, headphone_max_volume: n('headphone_max_volume'), headphone_device: f.headphone_device.value.trim(),
       },
+      audio: { max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), normalize: f.normalize.value },
       display: { idle_off_minutes: n('idle_off_minutes'), brightness: n('brightness') },
       power: { idle_shutdown_minutes: n('idle_shutdown_minutes') },
       calm: f.calm.checked,
@@ -93,7 +96,7 @@ export function render(ctx) {
     nodes: [card(t('nav.settings'), el('form', { id: 'settings-form', onsubmit: save },
       el('h3', {}, t('settings.volumes')),
       el('div', { class: 'grid2' }, lab('max_volume', f.max_volume), lab('startup_volume', f.startup_volume), lab('announcement_volume', f.announcement_volume),
-        lab('min_volume', f.min_volume, t('settings.min_volume_hint'))),
+        lab('min_volume', f.min_volume, t('settings.min_volume_hint')), lab('normalize', f.normalize, t('settings.normalize_hint'))),
       el('label', { class: 'check' }, f.calm, t('settings.calm'), el('span', { class: 'muted small' }, t('settings.calm_hint'))),
       el('h3', {}, t('settings.headphones_title')),
       el('p', { class: 'muted small' }, t('settings.headphones_hint')),
