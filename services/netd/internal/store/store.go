@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/storybox/storybox/services/internal/atomicfile"
 	"github.com/storybox/storybox/services/internal/fault"
 )
 
@@ -195,43 +196,7 @@ func (s *Store) save(next file) error {
 
 // WriteSecret writes data to path atomically with mode 0600, making its
 // directory (0700) when missing.
-func WriteSecret(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// The rename itself must survive a power cut: a network saved and
-	// answered must not come back as the old list.
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func WriteSecret(path string, data []byte) error { return atomicfile.Write(path, data, 0o600) }
 
 // Import is a wifi.json that a parent puts on the SD card's boot partition
 // or that `make image WIFI_SSID=… WIFI_PSK=…` writes: gokrazy/wifi's

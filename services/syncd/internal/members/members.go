@@ -8,7 +8,6 @@ package members
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/storybox/storybox/services/internal/atomicfile"
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/internal/syncapi"
 	"github.com/storybox/storybox/services/syncd/internal/stconf"
@@ -197,40 +197,5 @@ func (s *Store) save(next file) error {
 // WriteFile writes data to path atomically with mode perm, making its
 // directory (0700) when missing.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // nothing left after a successful rename
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return atomicfile.Write(path, data, perm)
 }
