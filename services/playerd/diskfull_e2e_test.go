@@ -26,9 +26,24 @@ import (
 // `unshare -Urm` (a user namespace maps the caller to root there, so no
 // privileges are needed where unprivileged user namespaces are enabled,
 // and root needs none either).
-func TestDiskFull(t *testing.T) {
-	if dir := os.Getenv("STORYBOX_DISKFULL_DIR"); dir != "" {
-		diskFull(t, dir, os.Getenv("STORYBOX_DISKFULL_MARK"))
+func TestDiskFull(t *testing.T) { onSmallDisk(t, "TestDiskFull", diskFull) }
+
+// onSmallDisk runs body with dir on a 256 KiB tmpfs of its own: the test
+// named test runs itself again under `unshare -Urm`, which mounts the
+// tmpfs in a private mount namespace, and passes only if body ran to its
+// end there.
+func onSmallDisk(t *testing.T, test string, body func(t *testing.T, dir string)) {
+	if dir := os.Getenv("STORYBOX_SMALLDISK_DIR"); dir != "" {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755"); err != nil {
+			t.Fatalf("mount a small tmpfs: %v", err)
+		}
+		defer syscall.Unmount(dir, syscall.MNT_DETACH)
+		body(t, dir)
+		if !t.Failed() {
+			if err := os.WriteFile(os.Getenv("STORYBOX_SMALLDISK_MARK"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return
 	}
 	if testing.Short() {
@@ -39,8 +54,8 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("unshare (util-linux) is needed for a real full disk: %v", err)
 	}
 	mark := filepath.Join(t.TempDir(), "passed")
-	cmd := exec.Command(unshare, "-Urm", os.Args[0], "-test.run=^TestDiskFull$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "STORYBOX_DISKFULL_DIR="+t.TempDir(), "STORYBOX_DISKFULL_MARK="+mark)
+	cmd := exec.Command(unshare, "-Urm", os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "STORYBOX_SMALLDISK_DIR="+t.TempDir(), "STORYBOX_SMALLDISK_MARK="+mark)
 	out, err := cmd.CombinedOutput()
 	t.Logf("in the mount namespace:\n%s", out)
 	if err != nil {
@@ -51,11 +66,7 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-func diskFull(t *testing.T, dir, mark string) {
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755"); err != nil {
-		t.Fatalf("mount a small tmpfs: %v", err)
-	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+func diskFull(t *testing.T, dir string) {
 	data := filepath.Join(dir, "playerd")
 	base, _ := startBox(t, mediaLibrary(t, map[string][]float64{"Hoerspiele/Folge A": {2, 2}}), data)
 	waitScanned(t, base)
@@ -123,9 +134,6 @@ func diskFull(t *testing.T, dir, mark string) {
 		st, _ := storage()
 		return err == nil && s.Volume == 40 && st["ok"] == true && st["error"] == nil
 	})
-	if err := os.WriteFile(mark, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // fill writes path until the file system refuses with ENOSPC, down to the

@@ -2,10 +2,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,35 +19,10 @@ import (
 // written stays until there is room (the lists already follow the rule),
 // no temporary file is left, and once there is room everything goes on.
 func TestHouseholdDiskFull(t *testing.T) {
-	if dir := os.Getenv("STORYBOX_HHFULL_DIR"); dir != "" {
-		householdDiskFull(t, dir, os.Getenv("STORYBOX_HHFULL_MARK"))
-		return
-	}
-	if testing.Short() {
-		t.Skip("runs itself in a mount namespace")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Fatalf("unshare (util-linux) is needed for a real full disk: %v", err)
-	}
-	mark := filepath.Join(t.TempDir(), "passed")
-	cmd := exec.Command(unshare, "-Urm", os.Args[0], "-test.run=^TestHouseholdDiskFull$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "STORYBOX_HHFULL_DIR="+t.TempDir(), "STORYBOX_HHFULL_MARK="+mark)
-	out, err := cmd.CombinedOutput()
-	t.Logf("in the mount namespace:\n%s", out)
-	if err != nil {
-		t.Fatalf("%v (unprivileged user namespaces disabled? the test needs `unshare -Urm` to work)", err)
-	}
-	if _, err := os.Stat(mark); err != nil {
-		t.Fatal("the test did not run to its end in the namespace")
-	}
+	onSmallDisk(t, "TestHouseholdDiskFull", householdDiskFull)
 }
 
-func householdDiskFull(t *testing.T, dir, mark string) {
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755"); err != nil {
-		t.Fatalf("mount a small tmpfs: %v", err)
-	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+func householdDiskFull(t *testing.T, dir string) {
 	data := filepath.Join(dir, "playerd")
 	started := make(chan *box.Box, 1)
 	base, _ := startBoxWith(t, mediaLibrary(t, map[string][]float64{"Folge A": {2}, "Folge B": {2}}), data, func(s *setup) {
@@ -97,8 +70,5 @@ func householdDiskFull(t *testing.T, dir, mark string) {
 	got = c.do("GET", "/api/admin/cards", "").want(t, "cards", 200, "").body["cards"].(map[string]any)
 	if len(got) != 2 || !strings.Contains(got["7"].(map[string]any)["folder_id"].(string), folderB) {
 		t.Errorf("cards with room again: %v", got)
-	}
-	if err := os.WriteFile(mark, nil, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
