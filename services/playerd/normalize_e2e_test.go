@@ -346,11 +346,11 @@ func TestNormalizeSetting(t *testing.T) {
 		t.Errorf("refusal %s, want the code settings_normalize", r.raw)
 	}
 	info := getJSON[map[string]any](t, base+"/api/info")["loudness"].(map[string]any)
-	if info["normalize"] != player.NormalizeFolder || info["max_volume_lufs"] != -26.0 || info["target_lufs"] != -18.0 || info["ceiling_dbtp"] != -1.0 {
-		t.Errorf("/api/info loudness %v after a refused change, want folder at a cap of 80 (−26 LUFS)", info)
+	if info["normalize"] != player.NormalizeFolder || info["max_volume_lufs"] != -26.0 || info["headphone_max_volume_lufs"] != -34.0 || info["target_lufs"] != -18.0 || info["ceiling_dbtp"] != -1.0 {
+		t.Errorf("/api/info loudness %v after a refused change, want folder at a cap of 80 (−26 LUFS) and the headphones' 60 (−34 LUFS)", info)
 	}
 	c.do("PUT", "/api/admin/settings", `{"audio":{"max_volume":80,"startup_volume":30,"announcement_volume":70,"normalize":"off"}}`).want(t, "off", 200, "")
-	if info := getJSON[map[string]any](t, base+"/api/info")["loudness"].(map[string]any); info["normalize"] != "off" || info["max_volume_lufs"] != nil {
+	if info := getJSON[map[string]any](t, base+"/api/info")["loudness"].(map[string]any); info["normalize"] != "off" || info["max_volume_lufs"] != nil || info["headphone_max_volume_lufs"] != nil {
 		t.Errorf("/api/info loudness %v, want off and no loudness for the cap", info)
 	}
 	st := c.command(`{"action":"folder","folder_id":"` + folderIDsByName(t, base)["Folge"] + `"}`)
