@@ -62,9 +62,9 @@ export function render(ctx) {
       speech: { engine: f.speech_engine.value, rate: n('rate'), pitch: n('pitch') },
       audio: {
         max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), min_volume: n('min_volume'),
+        normalize: f.normalize.value,
         headphones: f.headphones.checked, headphone_max_volume: n('headphone_max_volume'), headphone_device: f.headphone_device.value.trim(),
       },
-      audio: { max_volume: n('max_volume'), startup_volume: n('startup_volume'), announcement_volume: n('announcement_volume'), normalize: f.normalize.value },
       display: { idle_off_minutes: n('idle_off_minutes'), brightness: n('brightness') },
       power: { idle_shutdown_minutes: n('idle_shutdown_minutes') },
       calm: f.calm.checked,
