@@ -84,14 +84,19 @@ func (m *Meter) Write(samples [][2]float64) {
 		panic("loudness: Write on a meter of more than 2 channels; use WriteInterleaved")
 	}
 	m.segment(len(samples))
-	for c := range m.channels {
-		b := m.peak.buffer(c, len(samples))
-		for i, s := range samples {
-			b[i] = s[c]
-		}
-		m.weigh(c, b)
-		m.peak.scan(c)
+	if m.channels == 2 {
+		m.weighStereo(samples)
+		m.peak.interpolate(0)
+		m.peak.interpolate(1)
+		m.close()
+		return
 	}
+	b := m.peak.buffer(0, len(samples))
+	for i, s := range samples {
+		b[i] = s[0]
+	}
+	m.weigh(0, b)
+	m.peak.scan(0)
 	m.close()
 }
 
@@ -150,6 +155,58 @@ func (m *Meter) weigh(c int, x []float64) {
 		i += n
 	}
 	st[0].s1, st[0].s2, st[1].s1, st[1].s2 = a1, a2, b1, b2
+}
+
+// weighStereo is weigh for both channels of a stereo write at once, and
+// the copy into the true peak's buffers and the sample peak in the same
+// pass. The two channels' filters are independent chains of dependent
+// arithmetic, so interleaving them lets the CPU overlap them: this halves
+// the K-weighting's cost. Each channel's operations and the order of the
+// sums are those of weigh, so the results are the same to the bit.
+func (m *Meter) weighStereo(samples [][2]float64) {
+	sh, hp, w0, w1 := m.shelf, m.highpass, m.weights[0], m.weights[1]
+	st0, st1 := &m.state[0], &m.state[1]
+	a1, a2, b1, b2 := st0[0].s1, st0[0].s2, st0[1].s1, st0[1].s2
+	c1, c2, d1, d2 := st1[0].s1, st1[0].s2, st1[1].s1, st1[1].s2
+	bl, br := m.peak.buffer(0, len(samples)), m.peak.buffer(1, len(samples))
+	peak := m.peak.peak
+	i := 0
+	for j, n := range m.segs {
+		var zl, zr float64
+		xs, ol, or := samples[i:i+n], bl[i:i+n], br[i:i+n]
+		for k, s := range xs {
+			v, q := s[0], s[1]
+			ol[k], or[k] = v, q
+			// Not the builtin max: its care for NaN and −0 made it the
+			// meter's most costly line.
+			if a := math.Abs(v); a > peak {
+				peak = a
+			}
+			if a := math.Abs(q); a > peak {
+				peak = a
+			}
+			y := sh.b0*v + a1
+			x := sh.b0*q + c1
+			a1 = sh.b1*v - sh.a1*y + a2
+			c1 = sh.b1*q - sh.a1*x + c2
+			a2 = sh.b2*v - sh.a2*y
+			c2 = sh.b2*q - sh.a2*x
+			u := hp.b0*y + b1
+			t := hp.b0*x + d1
+			b1 = hp.b1*y - hp.a1*u + b2
+			d1 = hp.b1*x - hp.a1*t + d2
+			b2 = hp.b2*y - hp.a2*u
+			d2 = hp.b2*x - hp.a2*t
+			zl += u * u
+			zr += t * t
+		}
+		m.segZ[j] += w0 * zl
+		m.segZ[j] += w1 * zr
+		i += n
+	}
+	m.peak.peak = peak
+	st0[0].s1, st0[0].s2, st0[1].s1, st0[1].s2 = a1, a2, b1, b2
+	st1[0].s1, st1[0].s2, st1[1].s1, st1[1].s2 = c1, c2, d1, d2
 }
 
 // close adds the segments' sums to the steps, closing each step that
