@@ -62,7 +62,39 @@ func TestStereoWriteIsExact(t *testing.T) {
 // every window, to the bit.
 func TestTruePeakSkipsExactly(t *testing.T) {
 	const rate = 44100
-	x := stretches(rate, 6)
+	for name, x := range map[string][][2]float64{"noise": stretches(rate, 6), "low": lowNoise(rate, 6), "tones": tones(rate, 3)} {
+		t.Run(name, func(t *testing.T) { peakSkipsExactly(t, rate, x) })
+	}
+}
+
+// lowNoise is noise through a one-pole low-pass at about 100 Hz, whose
+// neighbouring samples are close: the case the interval bound skips.
+func lowNoise(rate, seconds int) [][2]float64 {
+	r := rand.New(rand.NewPCG(13, 17))
+	x := make([][2]float64, rate*seconds)
+	var a, b float64
+	for i := range x {
+		a += 0.015 * (r.NormFloat64() - a)
+		b += 0.015 * (r.NormFloat64() - b)
+		x[i] = [2]float64{4 * a, 4 * (0.5*a + 0.5*b)}
+	}
+	return x
+}
+
+// tones are sines at a quarter and a sixth of the rate whose samples miss
+// their crests (as Tech 3341's true-peak cases), at levels that fall and
+// rise, so the true peak lies between samples and moves on.
+func tones(rate, seconds int) [][2]float64 {
+	x := make([][2]float64, rate*seconds)
+	for i := range x {
+		g := []float64{0.5, 0.3, 0.6, 0.2, 0.8}[i*5/len(x)]
+		ph := float64(i)
+		x[i] = [2]float64{g * math.Sin(2*math.Pi*ph/4+math.Pi/4), g * math.Sin(2*math.Pi*ph/6+math.Pi/6)}
+	}
+	return x
+}
+
+func peakSkipsExactly(t *testing.T, rate int, x [][2]float64) {
 	m, _ := NewMeter(rate, 2)
 	r := rand.New(rand.NewPCG(5, 9))
 	for i := 0; i < len(x); {
