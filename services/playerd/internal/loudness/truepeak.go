@@ -108,7 +108,7 @@ var tpTapsRev = func() (r [tpFactor][tpTaps]float64) {
 type truePeak struct {
 	hist   [][]float64 // per channel: the last tpTaps−1 samples, then the chunk being looked at
 	peak   float64     // linear, ≥ every sample's magnitude
-	lo, hi []float64   // each tpTaps samples' extremes, for interpolate
+	lo, hi []float64   // each tpTaps samples' extremes, for scan
 }
 
 func newTruePeak(channels int) truePeak {
@@ -129,29 +129,16 @@ func (t *truePeak) buffer(c, n int) []float64 {
 }
 
 // scan takes channel c's new samples (written through buffer) into the
-// peak and keeps the last tpTaps−1 as history.
+// peak and keeps the last tpTaps−1 as history. Only windows that could
+// interpolate above the peak found so far are interpolated; the tests
+// that skip the others are exact bounds, so skipping cannot change the
+// result (TestTruePeakSkipsExactly).
 func (t *truePeak) scan(c int) {
-	peak := t.peak
-	for _, x := range t.hist[c][tpTaps-1:] {
-		// Not the builtin max: its care for NaN and −0 made this line
-		// the meter's most costly.
-		if a := math.Abs(x); a > peak {
-			peak = a
-		}
-	}
-	t.peak = peak
-	t.interpolate(c)
-}
-
-// interpolate is scan once the sample peak has taken channel c's new
-// samples. Only windows that could interpolate above the peak found so
-// far are interpolated; the tests that skip the others are exact bounds,
-// so skipping cannot change the result (TestTruePeakSkipsExactly).
-func (t *truePeak) interpolate(c int) {
 	buf := t.hist[c]
 	// Window i covers buf[i : i+tpTaps]. Groups of tpTaps windows, those
 	// from g·tpTaps, span the samples of blocks g and g+1 of tpTaps
-	// samples each, whose extremes are found in one pass.
+	// samples each, whose extremes are found in one pass; they give the
+	// sample peak too.
 	windows := len(buf) - tpTaps + 1
 	blocks := (len(buf) + tpTaps - 1) / tpTaps
 	t.lo, t.hi = t.lo[:0], t.hi[:0]
@@ -166,6 +153,9 @@ func (t *truePeak) interpolate(c int) {
 			lo, hi = min(lo, k), max(hi, k)
 		}
 		t.lo, t.hi = append(t.lo, unordered(lo)), append(t.hi, unordered(hi))
+		if a := max(-t.lo[b], t.hi[b]); a > t.peak {
+			t.peak = a
+		}
 	}
 	for g := 0; g*tpTaps < windows; g++ {
 		lo, hi := t.lo[g], t.hi[g]
