@@ -19,7 +19,7 @@ const (
 )
 
 // tpPhases holds each phase's taps, newest sample first.
-var tpPhases, tpNorm = designInterpolator()
+var tpPhases = designInterpolator()
 
 // tpL2Squared is the largest squared L2 norm of the phases.
 var tpL2Squared = func() (m float64) {
@@ -33,7 +33,7 @@ var tpL2Squared = func() (m float64) {
 	return m
 }()
 
-func designInterpolator() (phases [tpFactor][tpTaps]float64, norm [tpFactor]float64) {
+func designInterpolator() (phases [tpFactor][tpTaps]float64) {
 	// The centre tap falls on phase 0, so phase 0 is the input itself and
 	// phases 1–3 interpolate at a quarter, half and three quarters of the
 	// way to the next sample.
@@ -50,8 +50,7 @@ func designInterpolator() (phases [tpFactor][tpTaps]float64, norm [tpFactor]floa
 		w := besselI0(tpBeta*math.Sqrt(max(0, 1-r*r))) / i0b
 		phases[i%tpFactor][i/tpFactor] = sinc * w
 	}
-	// Each phase passes a constant unchanged, and its L1 norm bounds what
-	// it can make of a window of samples (used to skip quiet stretches).
+	// Each phase passes a constant unchanged (tpNeg relies on it).
 	for p := range phases {
 		var sum float64
 		for _, h := range phases[p] {
@@ -59,10 +58,9 @@ func designInterpolator() (phases [tpFactor][tpTaps]float64, norm [tpFactor]floa
 		}
 		for j := range phases[p] {
 			phases[p][j] /= sum
-			norm[p] += math.Abs(phases[p][j])
 		}
 	}
-	return phases, norm
+	return phases
 }
 
 // besselI0 is the modified Bessel function of the first kind, order 0, by
@@ -79,9 +77,21 @@ func besselI0(x float64) float64 {
 	return sum
 }
 
-// tpRun is how many positions share one check of whether they could
-// reach the peak.
-const tpRun = 64
+// tpNeg is the largest sum of a phase's negative taps, as a magnitude.
+// Each phase's taps add up to 1, so over a window whose samples lie in
+// [lo, hi] a phase gives at most hi + tpNeg·(hi−lo) and at least
+// lo − tpNeg·(hi−lo): a window of nearly equal samples (low frequencies,
+// most of music's energy) cannot interpolate far beyond them.
+var tpNeg = func() (m float64) {
+	for _, p := range tpPhases {
+		var n float64
+		for _, h := range p {
+			n -= min(h, 0)
+		}
+		m = max(m, n)
+	}
+	return m
+}()
 
 // tpTapsRev holds each phase's taps oldest sample first, the order of the
 // buffers they run over.
@@ -96,17 +106,13 @@ var tpTapsRev = func() (r [tpFactor][tpTaps]float64) {
 
 // truePeak tracks the maximum of the oversampled signal over all channels.
 type truePeak struct {
-	hist  [][]float64 // per channel: the last tpTaps−1 samples, then the chunk being looked at
-	peak  float64     // linear, ≥ every sample's magnitude
-	bound float64     // max of tpNorm: |interpolated| ≤ bound × max |window|
+	hist   [][]float64 // per channel: the last tpTaps−1 samples, then the chunk being looked at
+	peak   float64     // linear, ≥ every sample's magnitude
+	lo, hi []float64   // each tpTaps samples' extremes, for scan
 }
 
 func newTruePeak(channels int) truePeak {
-	b := 0.0
-	for _, n := range tpNorm {
-		b = max(b, n)
-	}
-	t := truePeak{hist: make([][]float64, channels), bound: b}
+	t := truePeak{hist: make([][]float64, channels)}
 	for c := range t.hist {
 		t.hist[c] = make([]float64, tpTaps-1, 4096)
 	}
@@ -123,64 +129,77 @@ func (t *truePeak) buffer(c, n int) []float64 {
 }
 
 // scan takes channel c's new samples (written through buffer) into the
-// peak and keeps the last tpTaps−1 as history. Stretches whose every
-// sample is below peak/bound cannot interpolate above the peak and are
-// skipped, which cannot change the result.
+// peak and keeps the last tpTaps−1 as history. Only windows that could
+// interpolate above the peak found so far are interpolated; the tests
+// that skip the others are exact bounds, so skipping cannot change the
+// result (TestTruePeakSkipsExactly).
 func (t *truePeak) scan(c int) {
 	buf := t.hist[c]
-	peak := t.peak
-	for _, x := range buf[tpTaps-1:] {
-		// Not the builtin max: its care for NaN and −0 made this line
-		// the meter's most costly.
-		if a := math.Abs(x); a > peak {
-			peak = a
+	// Window i covers buf[i : i+tpTaps]. Groups of tpTaps windows, those
+	// from g·tpTaps, span the samples of blocks g and g+1 of tpTaps
+	// samples each, whose extremes are found in one pass; they give the
+	// sample peak too.
+	windows := len(buf) - tpTaps + 1
+	blocks := (len(buf) + tpTaps - 1) / tpTaps
+	t.lo, t.hi = t.lo[:0], t.hi[:0]
+	for b := range blocks {
+		// In ordered integers, whose min and max compile to conditional
+		// moves: the comparisons of floats were branches that noise
+		// mispredicted, and made this pass cost as much as the
+		// K-weighting.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, x := range buf[b*tpTaps : min(b*tpTaps+tpTaps, len(buf))] {
+			k := ordered(x)
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		t.lo, t.hi = append(t.lo, unordered(lo)), append(t.hi, unordered(hi))
+		if a := max(-t.lo[b], t.hi[b]); a > t.peak {
+			t.peak = a
 		}
 	}
-	t.peak = peak
-	limit := t.peak / t.bound
-	// Window i covers buf[i : i+tpTaps] and interpolates between its last
-	// two samples' predecessor and itself.
-	for start := 0; start+tpTaps <= len(buf); start += tpRun {
-		end := min(start+tpRun, len(buf)-tpTaps+1) // windows [start, end)
-		loud := false
-		for _, x := range buf[start : end+tpTaps-1] {
-			if math.Abs(x) > limit {
-				loud = true
-				break
-			}
+	for g := 0; g*tpTaps < windows; g++ {
+		lo, hi := t.lo[g], t.hi[g]
+		if g+1 < blocks {
+			lo, hi = min(lo, t.lo[g+1]), max(hi, t.hi[g+1])
 		}
-		if !loud {
+		spread := tpNeg * (hi - lo)
+		if max(hi+spread, spread-lo)*(1+1e-9) <= t.peak {
 			continue
 		}
-		h1, h2, h3 := &tpTapsRev[1], &tpTapsRev[2], &tpTapsRev[3] // phase 0 is a sample itself
+		start, end := g*tpTaps, min(g*tpTaps+tpTaps, windows)
 		// The window's energy, slid along: by Cauchy–Schwarz no phase can
 		// give more than its L2 norm times the window's, so a window
-		// whose energy is below (peak/tpL2)² is skipped, exactly. On
-		// music, whose level sits well below its peaks, that is most.
+		// whose energy is below (peak/tpL2)² is skipped, exactly.
 		var energy float64
 		for _, x := range buf[start : start+tpTaps] {
 			energy += x * x
 		}
-		for i := start; i < end; i++ {
+		// Windows go in pairs: the second's energy is slid on from the
+		// first's, and where either could reach the peak both are
+		// interpolated in one loop, whose six independent sums the CPU
+		// overlaps (one window's three are a chain of dependent adds that
+		// made it wait). Interpolating a window that could not reach the
+		// peak changes nothing, and each sum is taken in the same order
+		// as one window alone, so the result is the same to the bit.
+		for i := start; i < end; i += 2 {
 			if i > start {
 				x0, x1 := buf[i-1], buf[i+tpTaps-1]
 				energy += x1*x1 - x0*x0
 			}
-			if energy*tpL2Squared*(1+1e-9) <= t.peak*t.peak {
+			pp := t.peak * t.peak
+			need := energy*tpL2Squared*(1+1e-9) > pp
+			if i+1 == end {
+				if need {
+					t.one((*[tpTaps]float64)(buf[i : i+tpTaps]))
+				}
+				break
+			}
+			x0, x1 := buf[i], buf[i+tpTaps]
+			energy += x1*x1 - x0*x0
+			if !need && energy*tpL2Squared*(1+1e-9) <= pp {
 				continue
 			}
-			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
-			var y1, y2, y3 float64
-			for j := range tpTaps {
-				v := w[j]
-				y1 += h1[j] * v
-				y2 += h2[j] * v
-				y3 += h3[j] * v
-			}
-			if y := max(math.Abs(y1), math.Abs(y2), math.Abs(y3)); y > t.peak {
-				t.peak = y
-				limit = t.peak / t.bound
-			}
+			t.two((*[tpTaps + 1]float64)(buf[i : i+tpTaps+1]))
 		}
 	}
 	n := copy(buf, buf[len(buf)-(tpTaps-1):])
@@ -189,3 +208,56 @@ func (t *truePeak) scan(c int) {
 
 // dBTP is the true peak in dB; silence is −∞.
 func (t *truePeak) dBTP() float64 { return 20 * math.Log10(t.peak) }
+
+// ordered maps a float64 (not NaN) to an int64 of the same order: a
+// negative float's bits count down as it falls, so all but its sign bit
+// are flipped.
+func ordered(x float64) int64 {
+	b := int64(math.Float64bits(x))
+	return b ^ int64(uint64(b>>63)>>1)
+}
+
+// unordered is ordered's inverse (ordered is its own).
+func unordered(k int64) float64 {
+	return math.Float64frombits(uint64(k ^ int64(uint64(k>>63)>>1)))
+}
+
+// one interpolates the window w (phases 1–3; phase 0 is a sample itself)
+// into the peak.
+func (t *truePeak) one(w *[tpTaps]float64) {
+	h1, h2, h3 := &tpTapsRev[1], &tpTapsRev[2], &tpTapsRev[3]
+	var y1, y2, y3 float64
+	for j := range tpTaps {
+		v := w[j]
+		y1 += h1[j] * v
+		y2 += h2[j] * v
+		y3 += h3[j] * v
+	}
+	for _, y := range [...]float64{y1, y2, y3} {
+		if a := math.Abs(y); a > t.peak {
+			t.peak = a
+		}
+	}
+}
+
+// two interpolates the windows w[0:tpTaps] and w[1:tpTaps+1] into the
+// peak.
+func (t *truePeak) two(w *[tpTaps + 1]float64) {
+	h1, h2, h3 := &tpTapsRev[1], &tpTapsRev[2], &tpTapsRev[3]
+	var y1, y2, y3, z1, z2, z3 float64
+	for j := range tpTaps {
+		v, u := w[j], w[j+1]
+		y1 += h1[j] * v
+		z1 += h1[j] * u
+		y2 += h2[j] * v
+		z2 += h2[j] * u
+		y3 += h3[j] * v
+		z3 += h3[j] * u
+	}
+	// Not the builtin max, as in scan.
+	for _, y := range [...]float64{y1, y2, y3, z1, z2, z3} {
+		if a := math.Abs(y); a > t.peak {
+			t.peak = a
+		}
+	}
+}
