@@ -8,7 +8,9 @@
 // storybox.device=usb on the kernel command line it runs the engine on qemu's
 // usb-audio device instead (usb.go); with storybox.device=headphones the
 // loopback is the speaker and qemu's usb-audio device, plugged in and pulled
-// out by the host during the run, the headphones (headphones.go). It prints
+// out by the host during the run, the headphones (headphones.go). With
+// storybox.case=measure it plays on snd-aloop while the background loudness
+// measurement works through a library of 1,000 tracks (measure.go). It prints
 // one RESULT line per case on the console and powers the VM off. On the
 // host, its check-speaker and check-headphones judge qemu's recordings, and
 // hotplug works qemu's monitor for the headphones run.
@@ -82,6 +84,8 @@ func main() {
 		report("usb-engine", runUSB)
 	} else if mode == "headphones" {
 		report("headphones", runHeadphones)
+	} else if kernelParam("storybox.case") == "measure" {
+		report("measure", runMeasure)
 	} else {
 		run()
 	}
