@@ -70,7 +70,7 @@ func runMeasure() (string, error) {
 	}
 	memFree := memAvailableMB()
 
-	rec, err := startCapture(alsa.Config{})
+	rec, err := recordFor(alsa.Config{}, playFor+5*time.Second)
 	if err != nil {
 		return "", err
 	}
