@@ -54,7 +54,16 @@ const (
 // a few seconds idle after.
 func runMeasure() (string, error) {
 	t0 := time.Now()
-	if err := makeLibrary(); err != nil {
+	if err := os.MkdirAll(mediaRoot, 0o755); err != nil {
+		return "", err
+	}
+	if err := unix.Mount("tmpfs", mediaRoot, "tmpfs", 0, "size=240m"); err != nil {
+		return "", fmt.Errorf("mount %s: %w", mediaRoot, err)
+	}
+	if err := os.MkdirAll("/data", 0o755); err != nil {
+		return "", err
+	}
+	if err := makeLibrary(mediaRoot); err != nil {
 		return "", err
 	}
 	made := time.Since(t0)
@@ -219,21 +228,12 @@ wait:
 	return detail, nil
 }
 
-// makeLibrary writes the library on a tmpfs: libFolders folders of
+// makeLibrary writes the library under root: libFolders folders of
 // libPerFolder tracks, drawn from measureVariety masters of different level
 // and pitch, and the played folder: playTracks tracks of the test tone, a
 // day older than the rest, so that measuring (newest first) reaches them
 // last.
-func makeLibrary() error {
-	if err := os.MkdirAll(mediaRoot, 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("tmpfs", mediaRoot, "tmpfs", 0, "size=240m"); err != nil {
-		return fmt.Errorf("mount %s: %w", mediaRoot, err)
-	}
-	if err := os.MkdirAll("/data", 0o755); err != nil {
-		return err
-	}
+func makeLibrary(root string) error {
 	var masters [measureVariety][]byte
 	for v := range masters {
 		a := 32767 * math.Pow(10, (-6-2.5*float64(v))/20)
@@ -246,7 +246,7 @@ func makeLibrary() error {
 		masters[v] = testmedia.WAV(libRate, frames)
 	}
 	for f := range libFolders {
-		dir := filepath.Join(mediaRoot, fmt.Sprintf("Hörspiel %02d", f+1))
+		dir := filepath.Join(root, fmt.Sprintf("Hörspiel %02d", f+1))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func makeLibrary() error {
 		}
 	}
 	tone := testmedia.WAV(playRate, frames)
-	dir := filepath.Join(mediaRoot, playName)
+	dir := filepath.Join(root, playName)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
