@@ -351,9 +351,15 @@ integration: fuzz
 # (downloaded once into build/alsa-vm with a private apt configuration) boots
 # under qemu-system-aarch64 (TCG, -nic none) with a Go /init that compares
 # what it played with what it captured (snd-aloop), then plays to qemu's
-# usb-audio device (snd-usb-audio) recorded to a WAV file, and last plugs that
-# device in and out through qemu's monitor while the player plays on snd-aloop
-# (the headphones). About 50 s when cached.
+# usb-audio device (snd-usb-audio) recorded to a WAV file, then plays a folder
+# on snd-aloop for 36 s while the background loudness measurement works through
+# a 1,000-track library on tmpfs (the measure boot, about 65 s: it fails on an
+# underrun; 8-14 tracks measured while playing under TCG on a loaded host,
+# docs/loudness.md), and last plugs that device in and out through qemu's
+# monitor while the player plays on snd-aloop (the headphones). About 50 s
+# when cached, and the measure boot's minute. VM_BOOTS picks boots (unset:
+# loopback usb measure; headphones when named); MEASURE=off runs the measure
+# boot without measuring, as a control.
 VM_PACKAGES   := qemu-system-arm cpio debian-archive-keyring
 APT_PACKAGES += $(VM_PACKAGES)
 .PHONY: test-vm bench-audio

@@ -116,38 +116,12 @@ func driveEngine() (*session, error) {
 // silenced it, and the last loud (volume 100) frame.
 type playback struct{ first, stop, loud int }
 
-// judge checks what the device played in a session: sound, no silence of
-// 1 ms or more before the pause, a fade-out (not a cut) at the pause, loud
-// then quiet. beforePause tells whether frame i was heard before the pause
-// command; what follows the pause's silence is not looked at.
+// judge checks what the device played in a session: the tone held up to
+// the pause (judgeTone), loud then quiet.
 func judge(got [][2]int32, beforePause func(i int) bool) (playback, error) {
-	first := slices.IndexFunc(got, func(fr [2]int32) bool { return fr != [2]int32{} })
-	if first < 0 {
-		return playback{}, errors.New("the engine played nothing")
-	}
-	stop := -1
-	var gaps []string
-	for _, r := range silentRuns(got[first:]) {
-		if beforePause(first + r.at) {
-			gaps = append(gaps, fmt.Sprintf("%d/%d", r.at, r.n))
-			continue
-		}
-		stop = first + r.at
-		break
-	}
-	if len(gaps) > 0 {
-		return playback{}, fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s", strings.Join(gaps, ", "))
-	}
-	if stop-first < 2*fadeCheck {
-		return playback{}, fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
-	}
-	// A cut (drop) would leave the last moments before the silence as loud
-	// as those before them.
-	if end, before := peak(got[stop-fadeCheck/2:stop]), peak(got[stop-2*fadeCheck:stop-fadeCheck]); end > before*6/10 {
-		return playback{}, fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
-	}
-	if at := splices(got[first:stop]); len(at) > 0 {
-		return playback{}, fmt.Errorf("the tone jumps (audio lost, repeated or stale) at frames %v after the first sound", at)
+	first, stop, err := judgeTone(got, beforePause)
+	if err != nil {
+		return playback{}, err
 	}
 	// The volume change took effect after the last loud frame.
 	loud := -1
@@ -160,6 +134,44 @@ func judge(got [][2]int32, beforePause func(i int) bool) (playback, error) {
 		return playback{}, fmt.Errorf("no loud then quiet sound (loud until frame %d, silence from %d)", loud, stop)
 	}
 	return playback{first, stop, loud}, nil
+}
+
+// judgeTone checks that the test tone played without a fault until the
+// pause: sound, no silence of 1 ms or more before the pause, no jump in the
+// tone, a fade-out (not a cut) at the pause. beforePause tells whether
+// frame i was heard before the pause command; what follows the pause's
+// silence is not looked at. It returns the first sounding frame and the
+// first silent one after the sound.
+func judgeTone(got [][2]int32, beforePause func(i int) bool) (first, stop int, err error) {
+	first = slices.IndexFunc(got, func(fr [2]int32) bool { return fr != [2]int32{} })
+	if first < 0 {
+		return 0, 0, errors.New("the engine played nothing")
+	}
+	stop = -1
+	var gaps []string
+	for _, r := range silentRuns(got[first:]) {
+		if beforePause(first + r.at) {
+			gaps = append(gaps, fmt.Sprintf("%d/%d", r.at, r.n))
+			continue
+		}
+		stop = first + r.at
+		break
+	}
+	if len(gaps) > 0 {
+		return 0, 0, fmt.Errorf("silent gaps while playing (frames after the first sound/length): %s", strings.Join(gaps, ", "))
+	}
+	if stop-first < 2*fadeCheck {
+		return 0, 0, fmt.Errorf("no silence after the pause (sound from frame %d, silence at %d)", first, stop)
+	}
+	// A cut (drop) would leave the last moments before the silence as loud
+	// as those before them.
+	if end, before := peak(got[stop-fadeCheck/2:stop]), peak(got[stop-2*fadeCheck:stop-fadeCheck]); end > before*6/10 {
+		return 0, 0, fmt.Errorf("the pause cut the sound instead of fading it: peak %d in the last 2.5 ms, %d before", end, before)
+	}
+	if at := splices(got[first:stop]); len(at) > 0 {
+		return 0, 0, fmt.Errorf("the tone jumps (audio lost, repeated or stale) at frames %v after the first sound", at)
+	}
+	return first, stop, nil
 }
 
 // runEngine runs a session on snd-aloop and judges it from the capture side,
@@ -232,12 +244,19 @@ var toneHz = [2]float64{440, 660}
 // sine satisfies x[n+1] + x[n-1] = 2cos(w)·x[n]. The gain ramps of fades and
 // volume changes bend that by under 0.1 % of the level; a jump to other audio
 // (lost, repeated or stale) breaks it by up to the level itself, if it lands
-// away from a peak. At most the first ten are listed.
+// away from a peak. The level is the peak of the 5 ms block around a frame
+// and its neighbours, so that a long capture (the measure case's 40 s) is
+// judged in one pass. At most the first ten are listed.
 func splices(got [][2]int32) []int {
 	var at []int
 	const window = output.DefaultRate / 200 // 5 ms: over two periods of 440 Hz
+	blocks := make([]int64, (len(got)+window-1)/window)
+	for b := range blocks {
+		blocks[b] = peak(got[b*window : min(len(got), (b+1)*window)])
+	}
 	for n := 1; n+1 < len(got) && len(at) < 10; n++ {
-		level := peak(got[max(0, n-window):min(len(got), n+window)])
+		b := n / window
+		level := slices.Max(blocks[max(0, b-1):min(len(blocks), b+2)])
 		for c := range 2 {
 			k := 2 * math.Cos(2*math.Pi*toneHz[c]/output.DefaultRate)
 			r := float64(got[n+1][c]) + float64(got[n-1][c]) - k*float64(got[n][c])

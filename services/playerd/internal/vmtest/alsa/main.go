@@ -8,7 +8,9 @@
 // storybox.device=usb on the kernel command line it runs the engine on qemu's
 // usb-audio device instead (usb.go); with storybox.device=headphones the
 // loopback is the speaker and qemu's usb-audio device, plugged in and pulled
-// out by the host during the run, the headphones (headphones.go). It prints
+// out by the host during the run, the headphones (headphones.go). With
+// storybox.case=measure it plays on snd-aloop while the background loudness
+// measurement works through a library of 1,000 tracks (measure.go). It prints
 // one RESULT line per case on the console and powers the VM off. On the
 // host, its check-speaker and check-headphones judge qemu's recordings, and
 // hotplug works qemu's monitor for the headphones run.
@@ -82,6 +84,8 @@ func main() {
 		report("usb-engine", runUSB)
 	} else if mode == "headphones" {
 		report("headphones", runHeadphones)
+	} else if kernelParam("storybox.case") == "measure" {
+		report("measure", runMeasure)
 	} else {
 		run()
 	}
@@ -481,11 +485,23 @@ type recorder struct {
 
 func startCapture(cfg alsa.Config) (*recorder, error) { return record(cfg, false) }
 
+// recordFor starts a capture of about d, its buffer allocated up front: a
+// buffer grown while the player plays copies megabytes under TCG, and the
+// measure case's 40 s capture underran at the same moments (9.6, 15.1 and
+// 23.6 s in) with and without measuring.
+func recordFor(cfg alsa.Config, d time.Duration) (*recorder, error) {
+	return recordInto(cfg, false, d)
+}
+
 // record starts a capture. With endOnOverrun an overrun of the capture (the
 // host starved the VM's reader) ends the recording with what it holds
 // instead of failing it: for the cases that ask whether sound came, not
 // whether every frame did.
 func record(cfg alsa.Config, endOnOverrun bool) (*recorder, error) {
+	return recordInto(cfg, endOnOverrun, 0)
+}
+
+func recordInto(cfg alsa.Config, endOnOverrun bool, d time.Duration) (*recorder, error) {
 	// 1.4 s of buffer: a VM starved by a busy host must not overrun the
 	// capture, or the comparison would blame the sink.
 	cfg.MinPeriods, cfg.MaxPeriods = 64, 64
@@ -494,6 +510,10 @@ func record(cfg alsa.Config, endOnOverrun bool) (*recorder, error) {
 		return nil, err
 	}
 	r := &recorder{c: c, quit: make(chan struct{}), done: make(chan error, 1)}
+	if frames := int(d.Seconds() * float64(c.Rate())); frames > 0 {
+		r.data = make([]byte, 0, frames*c.FrameBytes())
+		r.arrived = make([]time.Time, 0, frames/c.Period()+1)
+	}
 	go func() {
 		fb := c.FrameBytes()
 		buf := make([]byte, c.Period()*fb)
