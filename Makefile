@@ -354,12 +354,13 @@ integration: fuzz
 # usb-audio device (snd-usb-audio) recorded to a WAV file, then plays a folder
 # on snd-aloop for 36 s while the background loudness measurement works through
 # a 1,000-track library on tmpfs (the measure boot, about 65 s: it fails on an
-# underrun; 8-14 tracks measured while playing under TCG on a loaded host,
+# underrun; 19 of 1,000 tracks measured while playing under TCG,
 # docs/loudness.md), and last plugs that device in and out through qemu's
-# monitor while the player plays on snd-aloop (the headphones). About 50 s
-# when cached, and the measure boot's minute. VM_BOOTS picks boots (unset:
-# loopback usb measure; headphones when named); MEASURE=off runs the measure
-# boot without measuring, as a control.
+# monitor while the player plays on snd-aloop (the headphones: the switch,
+# the cap in the recording's level, the pause on unplug). About 50 s when
+# cached, and the measure boot's minute. VM_BOOTS picks boots (unset:
+# loopback usb measure headphones); MEASURE=off runs the measure boot
+# without measuring, as a control.
 VM_PACKAGES   := qemu-system-arm cpio debian-archive-keyring
 APT_PACKAGES += $(VM_PACKAGES)
 .PHONY: test-vm bench-audio

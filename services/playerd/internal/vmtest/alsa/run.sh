@@ -57,7 +57,7 @@ boot_again_if_starved() {
 }
 
 # VM_BOOTS picks boots while working on one of them.
-boots=" ${VM_BOOTS:-loopback usb measure} "
+boots=" ${VM_BOOTS:-loopback usb measure headphones} "
 if [[ $boots == *" loopback "* ]]; then
 	boot_again_if_starved loopback "storybox.engine_runs=${ENGINE_RUNS:-1}"
 	for c in pcm-s16 pcm-s32 pcm-s24-3 beep-flac underrun busy engine unplug; do
