@@ -74,6 +74,7 @@ var surfacePackages = map[string][]string{
 // neither a surface nor (by the same check) anything that does.
 var libraryPackages = []string{
 	"internal/answer",
+	"internal/atomicfile",
 	"internal/bootfs",
 	"internal/daemon",
 	"internal/fault",
