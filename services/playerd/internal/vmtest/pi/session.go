@@ -286,7 +286,9 @@ const soundTries = 5
 // it; the recording is judged after qemu quits (judgeSound), the last try's
 // play.
 func (s *session) sound() error {
-	if err := s.box.call("PUT", "/api/admin/settings", map[string]any{"audio": map[string]int{"max_volume": 100}}, nil); err != nil {
+	// Normalisation off: the recording is held to the track bit for bit,
+	// which a loudness gain on top would change.
+	if err := s.box.call("PUT", "/api/admin/settings", map[string]any{"audio": map[string]any{"max_volume": 100, "normalize": "off"}}, nil); err != nil {
 		return err
 	}
 	// Folder ids are the box's documented hash of the folder's path (GET
