@@ -215,7 +215,7 @@ func New(cfg Config) (*Box, error) {
 		StartVolume:    audio.StartupVolume,
 		AnnounceVolume: audio.AnnouncementVolume,
 		Normalize:      audio.Normalize,
-		Levels:         levels{b.loudness},
+		Levels:         player.MeasuredLevels(b.loudness),
 		Restored:       restored,
 		Gate:           b.rules,
 		FolderMode:     b.modes.of,

@@ -23,7 +23,7 @@ func (b *Box) LibraryView() LibraryView { return LibraryView{Catalog: b.catalog,
 func (v LibraryView) Folders() []library.Folder {
 	folders := v.Catalog.Folders()
 	mode := v.b.settings.Get().Audio.Normalize
-	lv := levels{v.b.loudness}
+	lv := player.MeasuredLevels(v.b.loudness)
 	out := make([]library.Folder, len(folders))
 	for i, f := range folders {
 		out[i] = f

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/storybox/storybox/services/playerd/internal/library"
-	"github.com/storybox/storybox/services/playerd/internal/loudness"
 	"github.com/storybox/storybox/services/playerd/internal/measure"
 	"github.com/storybox/storybox/services/playerd/internal/output"
 	"github.com/storybox/storybox/services/playerd/internal/output/alsa"
@@ -100,7 +99,7 @@ func runMeasure() (string, error) {
 	var devErr, measureErr error
 	var errMu sync.Mutex
 	p := player.New(player.Config{Open: open, Catalog: lib, MaxVolume: 100, StartVolume: 100,
-		Normalize: player.NormalizeFolder, Levels: levels{store},
+		Normalize: player.NormalizeFolder, Levels: player.MeasuredLevels(store),
 		OnDevice: func(err error) { devErr = err }})
 	worker := measure.New(measure.Config{
 		Library: lib,
@@ -282,27 +281,6 @@ func makeLibrary(root string) error {
 		}
 	}
 	return nil
-}
-
-// levels gives the player the store's results, as box/levels.go does.
-type levels struct{ l loudness.Lookup }
-
-func (v levels) Track(t library.Track) (player.Level, bool) {
-	r, ok := v.l.Track(t.Path)
-	return levelOf(r), ok
-}
-
-func (v levels) Folder(f library.Folder) (player.Level, bool) {
-	r, ok := v.l.Folder(f.ID)
-	return levelOf(r), ok
-}
-
-func levelOf(r loudness.Result) player.Level {
-	l := player.Level{Integrated: r.Integrated, TruePeak: r.TruePeak}
-	if r.Silent() {
-		l.Integrated = math.NaN()
-	}
-	return l
 }
 
 // memAvailableMB is the guest's available memory once the library is
