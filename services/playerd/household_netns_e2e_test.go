@@ -33,27 +33,10 @@ type nsBox struct {
 	hc       *http.Client
 	procs    map[string]*exec.Cmd
 	done     map[string]chan struct{}
-	logs     map[string]*lockedBuffer
+	logs     map[string]*logTap
 	bins     map[string]string
 	mu       sync.Mutex
 	deviceID string
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // householdBins builds the programs the boxes run: playerd, netd and
@@ -76,7 +59,7 @@ func householdBins(t *testing.T) map[string]string {
 func startNSBox(t *testing.T, n *hhnet.Net, i int, bins map[string]string) *nsBox {
 	t.Helper()
 	b := &nsBox{t: t, i: i, ns: n.Box(t, i), dir: t.TempDir(), bins: bins,
-		procs: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}, logs: map[string]*lockedBuffer{}}
+		procs: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}, logs: map[string]*logTap{}}
 	b.media = filepath.Join(b.dir, "media")
 	if err := os.MkdirAll(b.media, 0o755); err != nil {
 		t.Fatal(err)
@@ -138,7 +121,7 @@ func (b *nsBox) args(name string) []string {
 func (b *nsBox) start(name string) {
 	b.t.Helper()
 	if b.logs[name] == nil {
-		b.logs[name] = &lockedBuffer{}
+		b.logs[name] = &logTap{}
 	}
 	cmd := hhnet.Command(b.ns, b.bins[name], b.args(name)...)
 	cmd.Stdout, cmd.Stderr = b.logs[name], b.logs[name]
