@@ -212,3 +212,35 @@ func (b *box) powerOff(ctx context.Context) error {
 	resp.Body.Close()
 	return nil
 }
+
+// explain keeps what gokrazy still holds of playerd's log after a boot that
+// failed, next to the serial log, and prints its tail: the serial console
+// has the kernel's and gokrazy's lines but not the services' own. gokrazy
+// streams the log (its ring buffer, then new lines), so this reads for a
+// few seconds and keeps what arrived; a box whose gokrazy does not answer
+// either is explained by the serial log.
+func (b *box) explain(ctx context.Context, prefix string) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.ui+"/log?path=/user/playerd&stream=stderr", nil)
+	if err != nil {
+		return
+	}
+	req.SetBasicAuth("gokrazy", b.password)
+	resp, err := b.gokrazy.Do(req)
+	if err != nil {
+		fmt.Printf("powercut: playerd's log from gokrazy: %v\n", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body) // ends with the context; what came is the log
+	_ = os.WriteFile(prefix+".playerd.log", data, 0o644)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	fmt.Printf("powercut: playerd's last log lines (gokrazy's status %d):\n", resp.StatusCode)
+	for _, l := range lines {
+		fmt.Printf("playerd| %s\n", l)
+	}
+}

@@ -179,6 +179,7 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		fail := func(err error) error {
+			b.explain(ctx, strings.TrimSuffix(serial, ".serial.log"))
 			v.cut()
 			return fmt.Errorf("boot %d (serial console: %s): %w", cycle, serial, err)
 		}
