@@ -59,7 +59,7 @@ func paused() player.Status {
 			{ID: "0123abcd", Title: "Kapitel 1", Artist: "Otfried Preußler", Duration: 60},
 			{ID: "4567ef01", Title: "Kapitel 2", Duration: 90},
 		},
-		Index: 0, Position: 10, Duration: 60, Volume: 30, MaxVolume: 80,
+		Index: 0, Position: 10, Duration: 60, Volume: 30, MaxVolume: 80, CanNext: true,
 	}
 }
 
@@ -309,7 +309,7 @@ func TestSignalsFollowTheFeed(t *testing.T) {
 	if s := next(); s.Name != playerIface+".Seeked" || s.Body[0] != int64(30_000_000) {
 		t.Errorf("after seek: %s %v", s.Name, s.Body)
 	}
-	f.p.set(func(s *player.Status) { s.Index, s.Position, s.Duration, s.Volume = 1, 0, 90, 40 })
+	f.p.set(func(s *player.Status) { s.Index, s.Position, s.Duration, s.Volume, s.CanNext = 1, 0, 90, 40, false })
 	if err := f.bus.Publish(events.KindTrack, map[string]int{"index": 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func playerProps(st player.Status, coverBase string) map[string]dbus.Variant {
 		"Metadata":       dbus.MakeVariant(metadata(st, coverBase)),
 		"Volume":         dbus.MakeVariant(float64(st.Volume) / 100),
 		"Position":       dbus.MakeVariant(micros(st.Position)),
-		"CanGoNext":      dbus.MakeVariant(st.Index+1 < len(st.Queue) || loaded && (st.Shuffle || st.Repeat == player.RepeatFolder)),
+		"CanGoNext":      dbus.MakeVariant(st.CanNext),
 		"CanGoPrevious":  dbus.MakeVariant(loaded),
 		"CanPlay":        dbus.MakeVariant(loaded),
 		"CanPause":       dbus.MakeVariant(loaded),

@@ -245,6 +245,18 @@ func (p *Player) final() bool {
 	return !ok
 }
 
+// canNext reports whether a next command moves to another track: one
+// follows in the play order (a start of single plays one, but next still
+// moves on), or the folder repeats. At the end of a shuffled cycle without
+// repeat, next ends the queue, as in folder order.
+func (p *Player) canNext() bool {
+	if len(p.queue) == 0 {
+		return false
+	}
+	_, ok := p.after(p.index)
+	return ok || p.repeat == RepeatFolder
+}
+
 // upcoming is the entry that will follow the current one by itself, for
 // the prefetch; it draws nothing, so a shuffled folder's next cycle is not
 // prefetched (it opens when it starts, as a folder's first track does).

@@ -368,15 +368,21 @@ func TestFinalIsTheLastOfThePlayOrder(t *testing.T) {
 		order := h.latest().Queue.Order
 		for k, i := range order {
 			st := h.p.Status()
-			if st.Index != i || st.Final != (k == len(order)-1) {
-				t.Fatalf("at %d of the order %v: index %d final %v", k, order, st.Index, st.Final)
+			if last := k == len(order)-1; st.Index != i || st.Final != last || st.CanNext == last {
+				t.Fatalf("at %d of the order %v: index %d final %v can next %v", k, order, st.Index, st.Final, st.CanNext)
 			}
 			if k < len(order)-1 {
 				h.do(Command{Action: ActNext})
 			}
 		}
-		if st := h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeSingle}); !st.Final {
-			t.Errorf("single: %+v", st)
+		// The last of a shuffled cycle goes on only where the folder repeats.
+		if st := h.do(Command{Action: ActRepeat, Word: RepeatFolder}); !st.CanNext {
+			t.Errorf("repeat folder at the end of the order: can next %v", st.CanNext)
+		}
+		// A start of single ends with its track, but next still moves on
+		// where a track follows in the folder.
+		if st := h.do(Command{Action: ActFolder, FolderID: "f", Mode: ModeSingle}); !st.Final || st.CanNext != (st.Index+1 < len(st.Queue)) {
+			t.Errorf("single at %d of %d: final %v can next %v", st.Index, len(st.Queue), st.Final, st.CanNext)
 		}
 	})
 }

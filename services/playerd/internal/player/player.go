@@ -496,6 +496,7 @@ func (p *Player) publish(notify bool) {
 		Repeat:    p.repeat,
 		Waiting:   p.waitingStatus(),
 		Final:     p.final(),
+		CanNext:   p.canNext(),
 	}
 	if st.Queue == nil {
 		st.Queue = []QueueItem{}

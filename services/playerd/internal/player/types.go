@@ -130,6 +130,8 @@ type Status struct {
 	// repeating folder ends a pass there. The sleep timer's "folder" ends
 	// with it.
 	Final bool `json:"-"`
+	// CanNext: a next command moves to another track (MPRIS CanGoNext).
+	CanNext bool `json:"-"`
 }
 
 // SamePlayback reports whether a and b differ at most in the position: the
@@ -141,7 +143,7 @@ func SamePlayback(a, b Status) bool {
 		sameQueue(a.Queue, b.Queue) && a.Index == b.Index && a.Duration == b.Duration &&
 		a.Volume == b.Volume && a.MaxVolume == b.MaxVolume && a.Output == b.Output && sameString(a.NowPlaying, b.NowPlaying) &&
 		a.Speaking == b.Speaking && sameNormalization(a.Normalize, b.Normalize) && a.Error == b.Error && a.Notice == b.Notice &&
-		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final
+		a.Shuffle == b.Shuffle && a.Repeat == b.Repeat && a.Mode == b.Mode && sameWaiting(a.Waiting, b.Waiting) && a.Jumps == b.Jumps && a.Live == b.Live && a.Final == b.Final && a.CanNext == b.CanNext
 }
 
 func sameString(a, b *string) bool {
