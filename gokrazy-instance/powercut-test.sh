@@ -68,6 +68,10 @@ debugfs -R "rdump /playerd /netd /hatd /media/Powercut $dump" "$perm" >"$LOG_DIR
 [ -d "$dump/playerd" ] && [ -d "$dump/Powercut" ] || fail "/perm/playerd or /perm/media/Powercut missing after the cuts"
 corrupt=$(find "$dump" -name '*.corrupt' -printf '%P ')
 [ -z "$corrupt" ] || fail "files set aside as corrupt: $corrupt"
+# The cuts interrupted writes; the last boot, cut by nothing, swept what
+# they left (state.RemoveAllTemps), so none of them outlives a boot.
+left=$(find "$dump/playerd" -type f -name '.*.tmp-*' -printf '%P ')
+[ -z "$left" ] || fail "temporary files of interrupted writes outlived the last boot: $left"
 n=0
 while IFS= read -r -d '' f; do
 	jq empty "$f" 2>/dev/null || fail "${f#"$dump"/} does not parse as JSON: $(head -c 200 "$f")"
@@ -90,6 +94,6 @@ for f in "$dump/Powercut"/* "$dump/Powercut"/.[!.]*; do
 	whole=$((whole + 1))
 done
 sent=$(wc -l <"$LOG_DIR/uploads.tsv")
-say "offline: /perm clean (e2fsck), $n state files parse, none set aside as corrupt; uploads: $sent sent, $whole on disk byte for byte as sent, $((sent - whole)) absent, none torn ($temps temporary file(s) of cut uploads)"
+say "offline: /perm clean (e2fsck), $n state files parse, none set aside as corrupt, no temporary file left; uploads: $sent sent, $whole on disk byte for byte as sent, $((sent - whole)) absent, none torn ($temps temporary file(s) of cut uploads)"
 rm -rf "$disk" "$dump"
 say "PASS in $(($(date +%s) - t0)) s"

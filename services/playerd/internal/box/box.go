@@ -151,6 +151,10 @@ func New(cfg Config) (*Box, error) {
 	if err := state.MkdirAll(cfg.Data, 0o755); err != nil {
 		log.Error("data directory", "error", err) // playing goes on; /api/info tells that saving fails
 	}
+	// Before anything here writes: the writes a power cut interrupted.
+	if n := state.RemoveAllTemps(cfg.Data); n > 0 {
+		log.Info("removed the temporary files of interrupted writes", "files", n)
+	}
 	restoredNow := false // a restore completed now, whose cards and stations replace the household's
 	if done, err := backup.Recover(cfg.Data); err != nil {
 		log.Error("restore journal", "error", err)

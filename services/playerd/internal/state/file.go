@@ -31,6 +31,28 @@ func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
 }
 
+// RemoveAllTemps deletes every temporary file of WriteFile under dir, its
+// subdirectories included: each was a write a power cut or a crash
+// interrupted, never renamed into place, so never anyone's data; a box
+// whose plug is pulled often would otherwise collect one per cut. Only a
+// process that owns dir may call it, before its first write: a temporary
+// file is a write in progress for anyone writing at the same time. It
+// reports how many it removed; a file it cannot remove (a read-only disk)
+// stays, harmless.
+func RemoveAllTemps(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable part is skipped, the rest swept
+		}
+		if d.Type().IsRegular() && IsTemp(d.Name()) && os.Remove(path) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
 // WriteFile is the atomic replace behind WriteJSON, for any content.
 func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)

@@ -174,3 +174,43 @@ func TestRemove(t *testing.T) {
 		t.Fatal("a directory that is not empty: no error")
 	}
 }
+
+// What interrupted writes left, at any depth, goes; everything else stays,
+// files whose names only look alike included.
+func TestRemoveAllTempsTakesOnlyInterruptedWrites(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]bool{ // path: a temporary of WriteFile
+		".settings.json.tmp-123":                 true,
+		"household/cards/.04ab.json.tmp-99":      true,
+		"settings.json":                          false,
+		"household/cards/04ab.json":              false,
+		".syncthing.04ab.json.tmp":               false, // Syncthing's own, its to clean
+		"media.tmp-1":                            false, // not hidden: not ours
+		"household/cards/.stfolder/.x.tmp-check": true,
+	}
+	for p := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := RemoveAllTemps(dir); n != 3 {
+		t.Errorf("removed %d, want 3", n)
+	}
+	for p, temp := range files {
+		_, err := os.Stat(filepath.Join(dir, p))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != temp {
+			t.Errorf("%s: gone %v, want %v", p, gone, temp)
+		}
+	}
+	// Written since, a file is whole and the sweep leaves it.
+	if err := WriteFile(filepath.Join(dir, "settings.json"), []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if n := RemoveAllTemps(dir); n != 0 {
+		t.Errorf("a second sweep removed %d", n)
+	}
+}
