@@ -161,9 +161,9 @@ const (
 )
 
 // largeTransfer: a 100 MB file added on A while B's and C's links are
-// limited; once it is under way to both, C's playerd is killed (SIGKILL)
-// and started again and B's link is cut until its transfer stands still,
-// then restored. B never lists the track before it is complete (its
+// limited; once it is under way to both (a quarter of it on B), C's
+// playerd is killed (SIGKILL) and started again and B's link is cut until
+// its transfer stands still, then restored. B never lists the track before it is complete (its
 // library is polled throughout), and B and C end with every byte.
 func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 	t.Helper()
@@ -203,24 +203,32 @@ func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 			return ok && n > 0
 		}
 	}
-	b.waitFor(60*time.Second, "the transfer to B under way", receiving(b))
 	c.waitFor(60*time.Second, "the transfer to C under way", receiving(c))
+	// B's link goes down with a good part of the file on B, so that
+	// what is resumed is a real partial file.
+	b.waitFor(60*time.Second, "a quarter of the file on B", func() bool {
+		n, ok := received(tmp(b))
+		return ok && n >= largeSize/4
+	})
 	c.kill("playerd")
 	c.start("playerd")
 	if err := n.Link(b.i, false); err != nil {
 		t.Fatal(err)
 	}
+	down := time.Now()
 	cut := b.standingStill(tmp(b))
 	if err := n.Link(b.i, true); err != nil {
 		t.Fatal(err)
 	}
+	restored := time.Now()
 	if cut >= largeSize {
 		t.Errorf("B's link was cut after the whole file (%d bytes) had arrived", cut)
 	}
+	listed := map[int]time.Duration{}
 	for _, x := range []*nsBox{b, c} {
 		x.waitFor(180*time.Second, "the 100 MB file listed", func() bool { return tracks(x.folder("Gross")) == 1 })
+		listed[x.i] = time.Since(start)
 	}
-	took := time.Since(start)
 	close(stopWatch)
 	<-watched
 	select {
@@ -233,8 +241,9 @@ func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 			t.Fatalf("box %d: the 100 MB file arrived with other content", x.i)
 		}
 	}
-	t.Logf("100 MB at %s: B's link cut with %.1f MB received, restored; listed complete on B and C %s after it was added on A",
-		largeRate, float64(cut)/1e6, took.Round(100*time.Millisecond))
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	t.Logf("100 MB at %s: B's link cut %s after the file was added on A, with %.1f MB received, for %s; listed complete on B after %s, on C after %s",
+		largeRate, r(down.Sub(start)), float64(cut)/1e6, r(restored.Sub(down)), r(listed[b.i]), r(listed[c.i]))
 }
 
 // mediaDiskFull: a 40 MB file added on A does not fit on C's media disk
