@@ -154,7 +154,8 @@ integration:
 # image's pin, boxes (netd, syncd with Syncthing, playerd) in network
 # namespaces on a bridge the tests make and remove, never on this machine's
 # own network. Two boxes through links cut and programs killed mid-transfer
-# (services/syncd), four through pairing, uploads, deletions, an unpaired
+# (services/syncd), four through pairing, uploads, cards put on readers, a
+# 100 MB transfer cut, a full media disk (a tmpfs), deletions, an unpaired
 # and a removed box (services/playerd TestHouseholdOfThree). Needs root,
 # iproute2 (ip, tc). A few minutes.
 HOUSEHOLD_PACKAGES := iproute2

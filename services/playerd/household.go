@@ -53,8 +53,13 @@ func followHousehold(ctx context.Context, sup *daemon.Group, l *hhlink.Link, cor
 		})
 	})
 	sup.Restarting(ctx, "household reconcile", paced(shared, func(ctx context.Context) {
-		if _, err := core.Reconcile(); err != nil {
+		rep, err := core.Reconcile()
+		if err != nil {
 			log.Warn("household folder after a sync", "error", err)
+		}
+		if rep.Ahead > 0 {
+			log.Warn("household: entries stamped ahead of this box's clock; the clock of the box that wrote them, or this one's, is wrong",
+				"entries", rep.Ahead, "ahead_by", rep.AheadBy.Round(time.Second))
 		}
 	}))
 	sup.Restarting(ctx, "household rescans", paced(media, func(ctx context.Context) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/storybox/storybox/services/internal/fault"
 	"github.com/storybox/storybox/services/playerd/internal/household"
@@ -31,8 +32,13 @@ func (b *Box) openHousehold() {
 			return
 		}
 	}
-	if _, err := h.Reconcile(); err != nil {
+	rep, err := h.Reconcile()
+	if err != nil {
 		b.log.Warn("household folder", "error", err)
+	}
+	if rep.Ahead > 0 {
+		b.log.Warn("household: entries stamped ahead of this box's clock; the clock of the box that wrote them, or this one's, is wrong",
+			"entries", rep.Ahead, "ahead_by", rep.AheadBy.Round(time.Second))
 	}
 	b.household = h
 }

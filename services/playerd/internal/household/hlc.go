@@ -27,6 +27,18 @@ func (a Stamp) Compare(b Stamp) int {
 
 func (a Stamp) String() string { return fmt.Sprintf("%d.%d", a.Wall, a.Logical) }
 
+// MaxAhead bounds how far a stamp read from the folder may move this box's
+// clock past its own wall clock. A box whose clock runs ahead writes stamps
+// that win every concurrent edit until real time catches up with them; if
+// the other boxes took those stamps on, their own edits would carry the
+// same lead, and a single wrong clock (a year ahead, say) would decide
+// every concurrent edit of the household for that year, even after it was
+// put right. HLC implementations bound the offset they accept from a peer
+// for this reason. The bound is also how far behind a box's clock may be
+// while its edit made after seeing another box's still carries the higher
+// stamp; five minutes is far beyond the drift of clocks kept by NTP.
+const MaxAhead = 5 * time.Minute
+
 // clock is the box's hybrid logical clock. Its state need not be saved:
 // every stamp it gave is in a file of the shared folder, which Open and
 // Reconcile observe.
@@ -50,11 +62,19 @@ func (c *clock) next() Stamp {
 	return c.last
 }
 
-// observe moves the clock past s, a stamp read from the folder.
-func (c *clock) observe(s Stamp) {
+// observe moves the clock past s, a stamp read from the folder, unless s
+// is more than MaxAhead ahead of this box's wall clock: then the clock
+// stays where it is, and observe says by how much s is ahead. The entry
+// keeps its stamp, so the merge rule, which every box must apply alike,
+// is unchanged.
+func (c *clock) observe(s Stamp) (ahead time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if d := time.Duration(s.Wall-c.now().UnixMilli()) * time.Millisecond; d > MaxAhead {
+		return d
+	}
 	if s.Compare(c.last) > 0 {
 		c.last = s
 	}
+	return 0
 }

@@ -205,8 +205,9 @@ func (s *Store) load(k Kind, name string) (version, error) {
 
 // winner is the version of a group that the rule keeps, the file it came
 // from and the files that are not it; ok is false when no file of the
-// group is an entry. Unreadable files lose and are reported in errs.
-func (s *Store) winner(k Kind, g *group) (best version, from string, ok bool, errs []error) {
+// group is an entry. Unreadable files lose and are reported in errs. Stamps
+// too far ahead of the clock are counted in rep, when there is one.
+func (s *Store) winner(k Kind, g *group, rep *Report) (best version, from string, ok bool, errs []error) {
 	names := g.conflicts
 	if g.main != "" {
 		names = append([]string{g.main}, names...)
@@ -219,7 +220,10 @@ func (s *Store) winner(k Kind, g *group) (best version, from string, ok bool, er
 			}
 			continue
 		}
-		s.clk.observe(v.Stamp)
+		if d := s.clk.observe(v.Stamp); d > 0 && rep != nil {
+			rep.Ahead++
+			rep.AheadBy = max(rep.AheadBy, d)
+		}
 		if !ok || v.beats(best) {
 			best, from, ok = v, name, true
 		}
@@ -238,7 +242,7 @@ func (s *Store) read(k Kind) (map[string]version, error) {
 	out := make(map[string]version, len(groups))
 	var errs []error
 	for id, g := range groups {
-		v, _, ok, e := s.winner(k, g)
+		v, _, ok, e := s.winner(k, g, nil)
 		errs = append(errs, e...)
 		if ok {
 			out[id] = v
@@ -284,7 +288,7 @@ func (s *Store) Get(k Kind, id string) (Entry, bool, error) {
 	if g == nil {
 		return Entry{}, false, nil
 	}
-	v, _, ok, errs := s.winner(k, g)
+	v, _, ok, errs := s.winner(k, g, nil)
 	return v.Entry, ok, errors.Join(errs...)
 }
 
@@ -360,6 +364,12 @@ type Report struct {
 	// Resolved counts the conflict files removed, Rewritten the entries
 	// whose file was replaced by the version of a conflict file.
 	Resolved, Rewritten int
+	// Ahead counts the files stamped more than MaxAhead ahead of this
+	// box's clock, AheadBy the furthest: the clock of the box that wrote
+	// them, or this box's own, is wrong. They merge by their stamps all
+	// the same, but this box's clock did not follow them.
+	Ahead   int
+	AheadBy time.Duration
 }
 
 // Reconcile resolves every conflict file Syncthing left: the version the
@@ -387,7 +397,7 @@ func (s *Store) Reconcile() (Report, error) {
 		slices.Sort(ids)
 		for _, id := range ids {
 			g := groups[id]
-			best, from, ok, e := s.winner(k, g)
+			best, from, ok, e := s.winner(k, g, &rep)
 			errs = append(errs, e...)
 			if len(g.conflicts) == 0 || !ok {
 				continue
