@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -242,10 +243,6 @@ func (s *session) householdFigures() error {
 	if err := onlyLoopback(); err != nil {
 		return err
 	}
-	probeBin, err := os.ReadFile(s.c.probe)
-	if err != nil {
-		return fmt.Errorf("the probe (this program built for arm64): %v", err)
-	}
 	tiny, err := os.Stat(filepath.Join(s.work, "tiny.wav"))
 	if err != nil {
 		return err
@@ -264,11 +261,15 @@ func (s *session) householdFigures() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := s.follow(ctx)
-	if err := s.box.gokrazy("PUT", "/uploadtemp/storybox-probe/probe", "application/octet-stream", probeBin); err != nil {
+	// The probe came on the card (probeOnPerm), as the library did: an
+	// upload through gokrazy's /uploadtemp of its 10 MB over the emulated
+	// USB Ethernet timed out under TCG on a loaded machine. gokrazy takes
+	// a diversion relative to its temporary directory (/tmp).
+	div, err := json.Marshal(map[string]any{"Path": "/user/storybox-probe", "Diversion": "../" + probeOnPerm, "Flags": []string{"-probe"}})
+	if err != nil {
 		return err
 	}
-	div := fmt.Sprintf(`{"Path":"/user/storybox-probe","Diversion":"storybox-probe/probe","Flags":[%q]}`, "-probe")
-	if err := s.box.gokrazy("POST", "/divert", "application/json", []byte(div)); err != nil {
+	if err := s.box.gokrazy("POST", "/divert", "application/json", div); err != nil {
 		return err
 	}
 	if _, err := f.mark(); err != nil {
@@ -301,7 +302,7 @@ func (s *session) householdFigures() error {
 	}
 	accepted := time.Now()
 	var hashFrom int
-	err = s.m.waitFor("Syncthing started on the board", 5*time.Minute, time.Second, func() (bool, error) {
+	err = s.m.waitFor("Syncthing started on the board", 20*time.Minute, time.Second, func() (bool, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for i, x := range f.samples {
@@ -391,6 +392,9 @@ func (s *session) householdFigures() error {
 	}
 	return nil
 }
+
+// probeOnPerm is where the probe is put on the card: /perm/storybox-probe.
+const probeOnPerm = "perm/storybox-probe/probe"
 
 // idleSpan is how long Syncthing is watched with nothing to do.
 const idleSpan = time.Minute

@@ -131,6 +131,12 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	if c.household {
+		if _, err := os.Stat(c.probe); err != nil {
+			return fmt.Errorf("the probe (this program built for arm64): %v", err)
+		}
+		files[strings.TrimPrefix(probeOnPerm, "perm/")] = c.probe
+	}
 	card := filepath.Join(work, "sd.img")
 	if err := sdCard(c.image, card, files); err != nil {
 		return err

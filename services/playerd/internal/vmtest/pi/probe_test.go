@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
 )
 
@@ -42,5 +43,13 @@ func TestSpanUsage(t *testing.T) {
 	}
 	if u := spanUsage(ss[:1]); u.core != 0 || u.peakKiB != 0 {
 		t.Fatalf("one sample: %+v", u)
+	}
+}
+
+// gokrazy's /divert joins the diversion to its temporary directory; the
+// probe's is the file the card carries on /perm (main adds it there).
+func TestProbeDiversionIsOnPerm(t *testing.T) {
+	if got := filepath.Join("/tmp", "../"+probeOnPerm); got != "/perm/storybox-probe/probe" {
+		t.Fatalf("diversion resolves to %s", got)
 	}
 }
