@@ -155,15 +155,22 @@ func TestHouseholdFiguresLibrary(t *testing.T) {
 	t.Logf("hashing the %d-track library: %s after adding B; Syncthing peak RSS %d KiB, CPU %.0f %% of a core", tracks, time.Since(start).Round(time.Millisecond), peak, core*100)
 
 	start = time.Now()
+	b.add(t, a)
+	waitFor(t, 60*time.Second, "B's Syncthing running", func() bool { return b.status(t).State == syncapi.StateRunning })
+	pb := syncthingPID(t, b)
+	var peakB int
+	var coreB float64
 	peak, core = usage(pa, func() {
-		b.add(t, a)
-		waitFor(t, 10*time.Minute, "the library on B", func() bool {
-			st := b.status(t)
-			f, ok := mediaFolder(st)
-			return ok && len(st.Boxes) == 1 && st.Boxes[0].Connected && f.State == "idle" && f.NeedFiles == 0 && f.GlobalBytes >= tracks*size
+		peakB, coreB = usage(pb, func() {
+			waitFor(t, 10*time.Minute, "the library on B", func() bool {
+				st := b.status(t)
+				f, ok := mediaFolder(st)
+				return ok && len(st.Boxes) == 1 && st.Boxes[0].Connected && f.State == "idle" && f.NeedFiles == 0 && f.GlobalBytes >= tracks*size
+			})
 		})
 	})
-	t.Logf("sending it to B: %s after B added A; A's Syncthing peak RSS %d KiB, CPU %.0f %% of a core", time.Since(start).Round(time.Millisecond), peak, core*100)
+	t.Logf("sending it to B: %s after B added A; A's Syncthing (sending) peak RSS %d KiB, CPU %.1f %% of a core; B's (receiving) peak RSS %d KiB, CPU %.1f %% of a core",
+		time.Since(start).Round(time.Millisecond), peak, core*100, peakB, coreB*100)
 	peak, core = usage(pa, func() { time.Sleep(time.Minute) }) // the span measured
 	t.Logf("idle afterwards (%d files shared, 60 s): RSS %d KiB (peak), CPU %.1f %% of a core", tracks, peak, core*100)
 }
