@@ -524,3 +524,30 @@ test-pi: image
 	$(GO) run ./services/playerd/internal/vmtest/pi -image $(IMAGE_DIR)/storybox.img -work $(CURDIR)/build/pi-vm
 
 integration: test-pi
+
+# Syncthing's memory and CPU on the Pi board model (docs/household.md,
+# Figures): the board of test-pi with its 10,000-track library and a second
+# box (syncd and Syncthing built for this machine) in a network namespace
+# made here, whose only interface is loopback, so Syncthing never runs on
+# this machine's own network; the second box reaches the board through a
+# qemu forward on that loopback. A parent's request and accept pair them
+# through the board's API; a probe (the test program built for arm64, run
+# on the board as a gokrazy diversion) reads Syncthing's RSS and CPU from
+# /proc there. Alone, hashing the library, sending it, idle. Not part of
+# make test: under TCG the board's first scan alone took 11 minutes at a
+# load of 15-21; allow 30-60 minutes.
+PI_HH_DIR := $(CURDIR)/build/pi-household
+.PHONY: figures-household-pi
+figures-household-pi: image
+	$(call apt-install,$(PI_VM_PACKAGES) $(HOUSEHOLD_PACKAGES))
+	mkdir -p $(PI_HH_DIR)
+	$(GO) build -o $(PI_HH_DIR)/pi ./services/playerd/internal/vmtest/pi
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o $(PI_HH_DIR)/probe ./services/playerd/internal/vmtest/pi
+	$(GO) build -o $(PI_HH_DIR)/syncd ./services/syncd
+	cd gokrazy-instance/storybox/builddir/github.com/syncthing/syncthing && \
+		GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0 $(GO) build -tags=noassets \
+		-ldflags='-X github.com/syncthing/syncthing/lib/build.Version=v1.30.0' \
+		-o $(PI_HH_DIR)/syncthing github.com/syncthing/syncthing/cmd/syncthing
+	unshare --net sh -c 'ip link set lo up && exec $(PI_HH_DIR)/pi -household -timeout 45m \
+		-image $(IMAGE_DIR)/storybox.img -work $(PI_HH_DIR)/vm -probe-binary $(PI_HH_DIR)/probe \
+		-peer-syncd $(PI_HH_DIR)/syncd -peer-syncthing $(PI_HH_DIR)/syncthing'

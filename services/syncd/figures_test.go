@@ -112,3 +112,65 @@ func TestHouseholdFigures(t *testing.T) {
 	idleA, idleCPU = usage(pa, func() { time.Sleep(10 * time.Second) })
 	t.Logf("idle afterwards (1,001 files shared, 10 s): RSS %d KiB, CPU %.1f %% of a core", idleA, idleCPU*100)
 }
+
+// TestHouseholdFiguresLibrary prints the figures of make
+// figures-household-pi for this machine: the Pi board model's library
+// (10,000 tracks of 364 bytes, albums of 20) on box A before it has a
+// household; Syncthing's RSS and CPU while A hashes it once B is added,
+// while A sends it to B, and idle afterwards.
+// STORYBOX_HOUSEHOLD_FIGURES=1 with make test-household's variables.
+func TestHouseholdFiguresLibrary(t *testing.T) {
+	if os.Getenv("STORYBOX_HOUSEHOLD_FIGURES") == "" {
+		t.Skip("STORYBOX_HOUSEHOLD_FIGURES=1 prints the figures")
+	}
+	const tracks, size = 10000, 364
+	_, boxes := household(t, 2)
+	a, b := boxes[0], boxes[1]
+	track := make([]byte, size)
+	for i := range tracks {
+		write(t, filepath.Join(a.media, fmt.Sprintf("Bibliothek/Hörspielreihe %03d - Die Abenteuer im Zauberwald/Folge %02d - Das Geheimnis der verschwundenen Laterne.wav", i/20+1, i%20+1)), track)
+	}
+	mediaFolder := func(st syncapi.Status) (syncapi.Folder, bool) {
+		for _, f := range st.Folders {
+			if f.ID == syncapi.MediaFolder {
+				return f, true
+			}
+		}
+		return syncapi.Folder{}, false
+	}
+	start := time.Now()
+	a.add(t, b)
+	var pa int
+	waitFor(t, 60*time.Second, "A's Syncthing running", func() bool {
+		st := a.status(t)
+		return st.State == syncapi.StateRunning
+	})
+	pa = syncthingPID(t, a)
+	peak, core := usage(pa, func() {
+		waitFor(t, 10*time.Minute, "A's library hashed", func() bool {
+			f, ok := mediaFolder(a.status(t))
+			return ok && f.State == "idle" && f.GlobalBytes >= tracks*size
+		})
+	})
+	t.Logf("hashing the %d-track library: %s after adding B; Syncthing peak RSS %d KiB, CPU %.0f %% of a core", tracks, time.Since(start).Round(time.Millisecond), peak, core*100)
+
+	start = time.Now()
+	b.add(t, a)
+	waitFor(t, 60*time.Second, "B's Syncthing running", func() bool { return b.status(t).State == syncapi.StateRunning })
+	pb := syncthingPID(t, b)
+	var peakB int
+	var coreB float64
+	peak, core = usage(pa, func() {
+		peakB, coreB = usage(pb, func() {
+			waitFor(t, 10*time.Minute, "the library on B", func() bool {
+				st := b.status(t)
+				f, ok := mediaFolder(st)
+				return ok && len(st.Boxes) == 1 && st.Boxes[0].Connected && f.State == "idle" && f.NeedFiles == 0 && f.GlobalBytes >= tracks*size
+			})
+		})
+	})
+	t.Logf("sending it to B: %s after B added A; A's Syncthing (sending) peak RSS %d KiB, CPU %.1f %% of a core; B's (receiving) peak RSS %d KiB, CPU %.1f %% of a core",
+		time.Since(start).Round(time.Millisecond), peak, core*100, peakB, coreB*100)
+	peak, core = usage(pa, func() { time.Sleep(time.Minute) }) // the span measured
+	t.Logf("idle afterwards (%d files shared, 60 s): RSS %d KiB (peak), CPU %.1f %% of a core", tracks, peak, core*100)
+}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,18 +100,48 @@ func New(t testing.TB) *Net {
 }
 
 // removeStale removes the namespaces of runs that ended without cleaning
-// up (a kill -9 of the test binary).
+// up (a kill -9 of the test binary). A namespace whose run is still alive
+// (another test binary on the same machine) is left to it: deleting it cut
+// that run's boxes off each other mid-test.
 func removeStale() {
 	out, err := exec.Command("ip", "netns", "list").Output()
 	if err != nil {
 		return
 	}
+	alive := liveRuns()
 	for _, line := range strings.Split(string(out), "\n") {
 		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if strings.HasPrefix(name, Prefix) {
+		if run, ok := runOf(name); ok && !alive[run] {
 			_ = ip("netns", "del", name)
 		}
 	}
+}
+
+// runOf is the run number in a namespace's name (New's prefix: the test
+// binary's pid modulo 100000).
+func runOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return 0, false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(rest[:end])
+	return n, err == nil
+}
+
+// liveRuns are the run numbers of the processes alive now.
+func liveRuns() map[int]bool {
+	alive := map[int]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			alive[pid%100000] = true
+		}
+	}
+	return alive
 }
 
 // Box makes the namespace of box i (1–250) with address 10.88.0.i/24 on

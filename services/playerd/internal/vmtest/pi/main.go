@@ -48,6 +48,10 @@ var qemuGaps = []string{"initcall_blacklist=bcm2835_wdt_driver_init,vchiq_driver
 type config struct {
 	image, work, dtb, mem, secrets, host string
 	boot, silence                        time.Duration
+	// The household figures (household.go): this program for arm64 as
+	// the probe, the second box's syncd and Syncthing.
+	household                       bool
+	probe, peerSyncd, peerSyncthing string
 }
 
 func main() {
@@ -60,7 +64,19 @@ func main() {
 	flag.StringVar(&c.host, "host", "storybox", "the image's host name (its web interface certificate's directory)")
 	flag.DurationVar(&c.boot, "timeout", 15*time.Minute, "bound on each wait for the box (TCG on a busy machine is slow)")
 	flag.DurationVar(&c.silence, "hang", 4*time.Minute, "a boot whose console is silent this long before the API answers has hung: the board is power-cycled once")
+	flag.BoolVar(&c.household, "household", false, "instead of the checks, measure Syncthing on the board with a second box (run in a network namespace whose only interface is loopback)")
+	flag.StringVar(&c.probe, "probe-binary", "", "with -household: this program built for linux/arm64, run on the board to read Syncthing's memory and CPU")
+	flag.StringVar(&c.peerSyncd, "peer-syncd", "", "with -household: the second box's syncd (built for this machine)")
+	flag.StringVar(&c.peerSyncthing, "peer-syncthing", "", "with -household: the second box's Syncthing (built from the image's pin)")
+	asProbe := flag.Bool("probe", false, "run as the probe on the board (the test starts it there)")
 	flag.Parse()
+	if *asProbe {
+		probe()
+	}
+	if c.household && (c.probe == "" || c.peerSyncd == "" || c.peerSyncthing == "") {
+		fmt.Fprintln(os.Stderr, "test-pi: -household needs -probe-binary, -peer-syncd and -peer-syncthing")
+		os.Exit(2)
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "test-pi: FAIL:", err)
 		os.Exit(1)
@@ -115,6 +131,12 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	if c.household {
+		if _, err := os.Stat(c.probe); err != nil {
+			return fmt.Errorf("the probe (this program built for arm64): %v", err)
+		}
+		files[strings.TrimPrefix(probeOnPerm, "perm/")] = c.probe
+	}
 	card := filepath.Join(work, "sd.img")
 	if err := sdCard(c.image, card, files); err != nil {
 		return err
@@ -157,6 +179,9 @@ func run(c config) error {
 		if err := s.m.quit(); err != nil {
 			return err
 		}
+		if c.household {
+			return nil
+		}
 		return s.judgeSound(s.speaker)
 	}
 }
@@ -168,11 +193,15 @@ const maxBoots = 2
 func powerOn(c config, work, card string, b boot, password string, cert []byte) (*session, error) {
 	apiPort, err1 := freePort()
 	uiPort, err2 := freePort()
-	if err1 != nil || err2 != nil || apiPort == uiPort {
-		return nil, fmt.Errorf("no free ports: %v %v", err1, err2)
+	syncPort, err3 := freePort()
+	if err1 != nil || err2 != nil || err3 != nil || apiPort == uiPort || syncPort == apiPort || syncPort == uiPort {
+		return nil, fmt.Errorf("no free ports: %v %v %v", err1, err2, err3)
+	}
+	if !c.household {
+		syncPort = 0
 	}
 	vm := vmConfig{
-		card: card, dir: work, boot: b, apiPort: apiPort, uiPort: uiPort,
+		card: card, dir: work, boot: b, apiPort: apiPort, uiPort: uiPort, syncPort: syncPort,
 		extraCmdline: append([]string{"console=ttyS0,115200", "mem=" + c.mem}, qemuGaps...),
 		speaker:      filepath.Join(work, "usb-speaker.wav"),
 		serial:       filepath.Join(work, "serial.log"),
@@ -189,5 +218,5 @@ func powerOn(c config, work, card string, b boot, password string, cert []byte) 
 		m.kill()
 		return nil, err
 	}
-	return &session{c: c, work: work, m: m, box: bx, powerOn: at, serial: vm.serial, speaker: vm.speaker}, nil
+	return &session{c: c, work: work, m: m, box: bx, powerOn: at, serial: vm.serial, speaker: vm.speaker, syncPort: syncPort}, nil
 }

@@ -35,6 +35,7 @@ type vmConfig struct {
 	extraCmdline []string
 	apiPort      int
 	uiPort       int
+	syncPort     int    // forwarded to Syncthing's 22000 when not 0 (household figures)
 	speaker      string // WAV file qemu records usb-audio into
 	serial       string
 }
@@ -47,6 +48,9 @@ func start(c vmConfig) (*machine, error) {
 	os.Remove(qmpPath)
 	cmdline := strings.Join(append([]string{c.boot.cmdline}, c.extraCmdline...), " ")
 	netdev := fmt.Sprintf("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:8090,hostfwd=tcp:127.0.0.1:%d-:9443", c.apiPort, c.uiPort)
+	if c.syncPort != 0 {
+		netdev += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:22000", c.syncPort)
+	}
 	args := []string{
 		"-M", "raspi3b", // BCM2837, 4 × Cortex-A53, 1 GB (mem= on the command line limits it)
 		"-kernel", c.boot.kernel, "-dtb", c.boot.dtb, "-append", cmdline,

@@ -25,6 +25,9 @@ type session struct {
 	powerOn time.Time
 	serial  string
 	speaker string // qemu's recording of the USB sound card
+	// syncPort is the loopback port forwarded to the board's Syncthing
+	// (household figures only).
+	syncPort int
 
 	mu           sync.Mutex // frames; one screendump at a time
 	frames       []shot     // the distinct screens seen, in order
@@ -85,7 +88,12 @@ func (s *session) checks() error {
 	s.stopWatching = sync.OnceFunc(func() { close(stop) })
 	defer s.stopWatching()
 	go s.watch(stop)
-	for _, step := range []func() error{s.bootToAPI, s.bootToScreen, s.scanned, s.sound, s.card, s.memory} {
+	steps := []func() error{s.bootToAPI, s.bootToScreen, s.scanned, s.sound, s.card, s.memory}
+	if s.c.household {
+		s.stopWatching()
+		steps = []func() error{s.bootToAPI, s.scanned, s.householdFigures}
+	}
+	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
