@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -98,13 +99,9 @@ func Open(ctx context.Context, cfg Config, m *members.Store) (*Engine, error) {
 			return nil, fault.Wrap(fault.Unavailable, err, "generating this box's keys")
 		}
 	}
-	out, err := program(ctx, cfg.Program, "--home="+home, "--device-id")
+	id, err := deviceID(ctx, cfg.Program, home, filepath.Join(cfg.State, "device-id"))
 	if err != nil {
-		return nil, fault.Wrap(fault.Unavailable, err, "this box's device id")
-	}
-	id := strings.TrimSpace(string(out))
-	if err := stconf.CheckDeviceID(id); err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "syncthing --device-id")
+		return nil, err
 	}
 	e := &Engine{cfg: cfg, members: m, self: id, apiKey: key, state: syncapi.StateAlone, wake: make(chan struct{}, 1)}
 	e.Client = newClient(cfg.GUI, key)
@@ -112,19 +109,55 @@ func Open(ctx context.Context, cfg Config, m *members.Store) (*Engine, error) {
 }
 
 // program runs syncthing for a one-off command and returns its stdout.
+// program runs Syncthing for one answer (its keys, its device id) at the
+// priority of Syncthing itself (startLow): at a box's start it would
+// otherwise take a core from playerd's start and first scan.
 func program(ctx context.Context, bin string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	// Never the monitor process, never a browser, never an upgrade.
 	cmd.Env = append(os.Environ(), "STNORESTART=1", "STNOUPGRADE=1", "STNODEFAULTFOLDER=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done, err := startLow(cmd)
+	if err == nil {
+		err = <-done
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), args[0], err, bytes.TrimSpace(lastLine(stderr.Bytes())))
 	}
-	return out, nil
+	return stdout.Bytes(), nil
+}
+
+// deviceID is this box's Syncthing device id. Syncthing derives it from
+// its certificate, which never changes once made; asking it means starting
+// its 30 MB program at every boot of a box that may never have another, so
+// the id is kept in cache beside the SHA-256 of the certificate it belongs
+// to, and asked again only when the certificate is another.
+func deviceID(ctx context.Context, bin, home, cache string) (string, error) {
+	cert, err := os.ReadFile(filepath.Join(home, "cert.pem"))
+	if err != nil {
+		return "", fault.Wrap(fault.Unavailable, err, "this box's certificate")
+	}
+	sum := sha256.Sum256(cert)
+	of := hex.EncodeToString(sum[:])
+	if b, err := os.ReadFile(cache); err == nil {
+		if got, id, ok := strings.Cut(strings.TrimSpace(string(b)), " "); ok && got == of && stconf.CheckDeviceID(id) == nil {
+			return id, nil
+		}
+	}
+	out, err := program(ctx, bin, "--home="+home, "--device-id")
+	if err != nil {
+		return "", fault.Wrap(fault.Unavailable, err, "this box's device id")
+	}
+	id := strings.TrimSpace(string(out))
+	if err := stconf.CheckDeviceID(id); err != nil {
+		return "", fault.Wrap(fault.Internal, err, "syncthing --device-id")
+	}
+	// A cache that cannot be written costs the next start one more run.
+	_ = members.WriteFile(cache, []byte(of+" "+id+"\n"), 0o600)
+	return id, nil
 }
 
 func lastLine(b []byte) []byte {
