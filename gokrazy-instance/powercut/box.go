@@ -219,18 +219,20 @@ func (b *box) powerOff(ctx context.Context) error {
 // streams the log (its ring buffer, then new lines), so this reads for a
 // few seconds and keeps what arrived; a box whose gokrazy does not answer
 // either is explained by the serial log.
-func (b *box) explain(ctx context.Context, prefix string) {
+//
+// It reports whether gokrazy answered.
+func (b *box) explain(ctx context.Context, prefix string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.ui+"/log?path=/user/playerd&stream=stderr", nil)
 	if err != nil {
-		return
+		return false
 	}
 	req.SetBasicAuth("gokrazy", b.password)
 	resp, err := b.gokrazy.Do(req)
 	if err != nil {
 		fmt.Printf("powercut: playerd's log from gokrazy: %v\n", err)
-		return
+		return false
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body) // ends with the context; what came is the log
@@ -243,4 +245,5 @@ func (b *box) explain(ctx context.Context, prefix string) {
 	for _, l := range lines {
 		fmt.Printf("playerd| %s\n", l)
 	}
+	return true
 }

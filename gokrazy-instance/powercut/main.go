@@ -152,6 +152,7 @@ type figures struct {
 	boots             []time.Duration
 	cycles            []time.Duration
 	early             int
+	hung              []int // boots that hung and were power-cycled once more
 	must, acked, sent int
 }
 
@@ -180,6 +181,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fail := func(err error) error {
 			b.explain(ctx, strings.TrimSuffix(serial, ".serial.log"))
+			printTail(serial, 20)
 			v.cut()
 			return fmt.Errorf("boot %d (serial console: %s): %w", cycle, serial, err)
 		}
@@ -197,6 +199,23 @@ func run(ctx context.Context, cfg config) error {
 			continue
 		}
 		boot, err := b.healthy(ctx, v.alive, cfg.bootTimeout)
+		if err != nil && v.alive() && !b.explain(ctx, strings.TrimSuffix(serial, ".serial.log")) {
+			// Neither playerd nor gokrazy answers: the emulated machine or
+			// its emulated network is stuck (TCG has such hangs; test-pi
+			// power-cycles its board for the same reason), not playerd,
+			// whose failure gokrazy would show. That is one more cut, while
+			// the box starts; a box that hangs again fails the test.
+			fmt.Printf("boot %2d hung: neither playerd nor gokrazy answered within %v; the serial console (%s) ends:\n", cycle, cfg.bootTimeout, serial)
+			printTail(serial, 20)
+			v.cut()
+			fig.hung = append(fig.hung, cycle)
+			serial = filepath.Join(cfg.logDir, fmt.Sprintf("powercut-%02d-again.serial.log", cycle))
+			if v, err = startVM(cfg, serial); err != nil {
+				return err
+			}
+			fmt.Printf("boot %2d: power-cycled once more\n", cycle)
+			boot, err = b.healthy(ctx, v.alive, cfg.bootTimeout)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -271,4 +290,20 @@ func (f figures) report(total time.Duration) {
 	fmt.Printf("powercut: PASS in %s: %d cuts (%d during the boot); boot to API %.1f/%.1f/%.1f s (min/mean/max), cut cycle %.1f/%.1f/%.1f s; %d changes sent, %d acknowledged, %d of them in time to have to survive the cut: all there\n",
 		total.Round(time.Second), len(f.cycles), f.early, blo.Seconds(), bavg.Seconds(), bhi.Seconds(),
 		clo.Seconds(), cavg.Seconds(), chi.Seconds(), f.sent, f.acked, f.must)
+	if len(f.hung) > 0 {
+		fmt.Printf("powercut: %d boot(s) hung with neither playerd nor gokrazy answering and came up after one more power cycle: %v\n", len(f.hung), f.hung)
+	}
+}
+
+// printTail prints the last n lines of the serial console at path.
+func printTail(path string, n int) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Printf("serial| (%v)\n", err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for _, l := range lines[max(0, len(lines)-n):] {
+		fmt.Printf("serial| %s\n", strings.TrimRight(l, "\r"))
+	}
 }
