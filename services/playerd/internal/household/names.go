@@ -44,9 +44,12 @@ func Ignored(name string) bool {
 }
 
 // IgnorePatterns are the lines of the shared folder's .stignore, for the
-// sync daemon: the temporary files of this box's own atomic writes never
-// leave it ("(?d)": Syncthing may delete them when it removes a directory).
-var IgnorePatterns = []string{"(?d).*.tmp-*"}
+// sync daemon: the temporary files of this box's own atomic writes and
+// Syncthing's conflict copies never leave it ("(?d)": Syncthing may delete
+// them when it removes a directory). Each box resolves the conflict copies
+// it made itself (Reconcile); shared, two boxes' copies of the same name
+// would conflict with each other while each box removed its own.
+var IgnorePatterns = []string{"(?d).*.tmp-*", "(?d)*.sync-conflict-*"}
 
 // validID accepts the ids that are also safe file names: the cards' (digits
 // and capitals) and the stations' and podcasts' (hex digits).
