@@ -11,7 +11,8 @@ import (
 // conflictRe matches the part Syncthing inserts before a file's extension
 // when it keeps a losing version: "name.sync-conflict-YYYYMMDD-HHMMSS-
 // DEVICE.ext", DEVICE being the first seven characters of the device id
-// of the box whose change lost. The format is Syncthing's documented
+// of the box whose change was kept under the name (v1.30.0's
+// moveForConflict). The format is Syncthing's documented
 // naming of conflict files; a conflict of a conflict file carries two.
 var conflictRe = regexp.MustCompile(`\.sync-conflict-[0-9]{8}-[0-9]{6}-[0-9A-Z]{7}`)
 
