@@ -411,6 +411,7 @@ func TestHouseholdOfThree(t *testing.T) {
 	if err := n.Link(b.i, true); err != nil {
 		t.Fatal(err)
 	}
+	back := time.Now()
 	var agreed string
 	a.waitFor(120*time.Second, "the card's two versions converged with no conflict file", func() bool {
 		names := map[string]bool{}
@@ -425,7 +426,7 @@ func TestHouseholdOfThree(t *testing.T) {
 		}
 		return len(names) == 1 && (agreed == "von A" || agreed == "von B")
 	})
-	t.Logf("the card changed on A and B while apart is %q everywhere", agreed)
+	t.Logf("the card changed on A and B while apart is %q everywhere, %.1fs after B's link came back", agreed, time.Since(back).Seconds())
 
 	// B's link cut during a 100 MB transfer and restored, C's playerd
 	// killed mid-transfer; then C's media disk fills up.

@@ -32,11 +32,16 @@ func partial(path string, want []byte) bool {
 	return err == nil && !bytes.Equal(b, want)
 }
 
-// temporary reports whether Syncthing is receiving name in dir: its
-// temporary file exists and has data.
-func temporary(dir, name string) bool {
-	fi, err := os.Stat(filepath.Join(dir, ".syncthing."+name+".tmp"))
-	return err == nil && fi.Size() > 0
+// received is how many bytes of Syncthing's temporary file for name in dir
+// are on disk. Syncthing makes the file at its full size at once, sparse,
+// and fills in blocks as they arrive: the size tells nothing of progress,
+// the allocated blocks do. ok is false while there is no temporary file.
+func received(dir, name string) (n int64, ok bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dir, ".syncthing."+name+".tmp"), &st); err != nil {
+		return 0, false
+	}
+	return st.Blocks * 512, true
 }
 
 // TestInterruptedTransfers: B's link is cut during a large transfer and
@@ -58,51 +63,67 @@ func TestInterruptedTransfers(t *testing.T) {
 	if err := net.Limit(b.i, transferRate); err != nil {
 		t.Fatal(err)
 	}
+	// current is the file of the step under way; onB the bytes of it on B.
+	gross := filepath.Join(b.media, "Gross")
+	var current string
+	onB := func() int64 {
+		n, _ := received(gross, current)
+		return n
+	}
 	for _, step := range []struct {
-		name      string
-		interrupt func()
+		name string
+		// interrupt returns the bytes on B when the transfer stopped.
+		interrupt func() int64
 	}{
-		{"B's link cut and restored", func() {
+		{"B's link cut and restored", func() int64 {
 			if err := net.Link(b.i, false); err != nil {
 				t.Fatal(err)
 			}
 			// The connection outlives a short cut (TCP retransmits);
-			// what is seen is the transfer standing still.
-			tmp := filepath.Join(b.media, "Gross", ".syncthing."+strings.ReplaceAll("B's link cut and restored", " ", "_")+".mp3.tmp")
+			// what is seen is the transfer standing still: no block
+			// written for a second.
 			var last int64 = -1
 			still := 0
 			waitFor(t, 60*time.Second, "the transfer standing still", func() bool {
-				fi, err := os.Stat(tmp)
-				if err != nil {
+				n, ok := received(gross, current)
+				if !ok {
 					return false
 				}
-				if fi.Size() == last {
+				if n == last {
 					still++
 				} else {
-					still, last = 0, fi.Size()
+					still, last = 0, n
 				}
-				return still >= 10 // a second without a byte
+				return still >= 10
 			})
 			if err := net.Link(b.i, true); err != nil {
 				t.Fatal(err)
 			}
+			return last
 		}},
-		{"Syncthing killed on the receiving box", func() {
-			_ = syscall.Kill(syncthingPID(t, b), syscall.SIGKILL)
+		{"Syncthing killed on the receiving box", func() int64 {
+			pid := syncthingPID(t, b)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			waitFor(t, 10*time.Second, "B's Syncthing gone", func() bool { return syscall.Kill(pid, 0) != nil })
+			return onB()
 		}},
-		{"Syncthing killed on the sending box", func() {
+		{"Syncthing killed on the sending box", func() int64 {
 			_ = syscall.Kill(syncthingPID(t, a), syscall.SIGKILL)
+			return onB()
 		}},
-		{"syncd killed on the receiving box, and started again", func() {
+		{"syncd killed on the receiving box, and started again", func() int64 {
 			_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 			<-b.done
+			n := onB()
 			b.start(t)
+			return n
 		}},
 	} {
 		name := strings.ReplaceAll(step.name, " ", "_") + ".mp3"
+		current = name
 		data := make([]byte, transferSize)
 		_, _ = rand.Read(data)
-		dst := filepath.Join(b.media, "Gross", name)
+		dst := filepath.Join(gross, name)
 		stop := make(chan struct{})
 		bad := make(chan string, 1)
 		go func() {
@@ -121,8 +142,22 @@ func TestInterruptedTransfers(t *testing.T) {
 			}
 		}()
 		write(t, filepath.Join(a.media, "Gross", name), data)
-		waitFor(t, 60*time.Second, step.name+": the transfer under way", func() bool { return temporary(filepath.Join(b.media, "Gross"), name) })
-		step.interrupt()
+		// Under way: a good part of the file, but not all of it, on B
+		// when the interruption comes.
+		var got int64
+		waitFor(t, 60*time.Second, step.name+": the transfer under way", func() bool {
+			n, ok := received(gross, name)
+			got = n
+			return ok && n >= transferSize/8 || hasContent(dst, data)
+		})
+		if got >= transferSize || hasContent(dst, data) {
+			t.Fatalf("%s: the transfer was complete (%d bytes) before the interruption", step.name, got)
+		}
+		n := step.interrupt()
+		if n <= 0 || n >= transferSize {
+			t.Fatalf("%s: %d of %d bytes on B when the transfer stopped: not mid-transfer", step.name, n, transferSize)
+		}
+		t.Logf("%s: interrupted with %d of %d bytes on B", step.name, n, transferSize)
 		waitFor(t, 180*time.Second, step.name+": the transfer complete", func() bool { return hasContent(dst, data) })
 		close(stop)
 		select {

@@ -11,7 +11,8 @@ import (
 // conflictRe matches the part Syncthing inserts before a file's extension
 // when it keeps a losing version: "name.sync-conflict-YYYYMMDD-HHMMSS-
 // DEVICE.ext", DEVICE being the first seven characters of the device id
-// of the box whose change lost. The format is Syncthing's documented
+// of the box whose change was kept under the name (v1.30.0's
+// moveForConflict). The format is Syncthing's documented
 // naming of conflict files; a conflict of a conflict file carries two.
 var conflictRe = regexp.MustCompile(`\.sync-conflict-[0-9]{8}-[0-9]{6}-[0-9A-Z]{7}`)
 
@@ -44,9 +45,12 @@ func Ignored(name string) bool {
 }
 
 // IgnorePatterns are the lines of the shared folder's .stignore, for the
-// sync daemon: the temporary files of this box's own atomic writes never
-// leave it ("(?d)": Syncthing may delete them when it removes a directory).
-var IgnorePatterns = []string{"(?d).*.tmp-*"}
+// sync daemon: the temporary files of this box's own atomic writes and
+// Syncthing's conflict copies never leave it ("(?d)": Syncthing may delete
+// them when it removes a directory). Each box resolves the conflict copies
+// it made itself (Reconcile); shared, two boxes' copies of the same name
+// would conflict with each other while each box removed its own.
+var IgnorePatterns = []string{"(?d).*.tmp-*", "(?d)*.sync-conflict-*"}
 
 // validID accepts the ids that are also safe file names: the cards' (digits
 // and capitals) and the stations' and podcasts' (hex digits).

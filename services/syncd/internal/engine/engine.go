@@ -60,11 +60,20 @@ type Config struct {
 	Log    *slog.Logger
 }
 
-// householdIgnore are the household folder's ignore lines: the temporary
-// files of playerd's atomic writes (internal/state) never leave the box.
-// The pattern is playerd's household.IgnorePatterns, which syncd cannot
-// import.
-var householdIgnore = []string{"(?d).*.tmp-*"}
+// householdIgnore are the ignore lines of both folders: the temporary
+// files of playerd's atomic writes (internal/state) never leave the box,
+// and neither do Syncthing's conflict copies. A conflict copy is made by
+// each box that pulls the winning version over a concurrent one of its
+// own, and is named after the winner's device, so two boxes make the same
+// name at the same second. Shared, each box's copy was a concurrent
+// version of the other's, which Syncthing pulled over a file that playerd
+// was removing on that box at the same time ("file modified but not
+// rescanned", a retry a minute later, and again). Kept local, each box
+// resolves its own copy: the one holding the version the merge rule keeps
+// writes it under the entry's name, a plain newer version that reaches
+// every box. The patterns are playerd's household.IgnorePatterns, which
+// syncd cannot import.
+var householdIgnore = []string{"(?d).*.tmp-*", "(?d)*.sync-conflict-*"}
 
 // Engine is Syncthing on this box. Its methods are safe for concurrent
 // use.

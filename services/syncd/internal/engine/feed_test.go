@@ -35,11 +35,11 @@ func TestFeed(t *testing.T) {
 }
 
 func TestMediaIgnore(t *testing.T) {
-	if got := MediaIgnore(syncapi.Media{All: true}); len(got) != 1 {
+	if got := MediaIgnore(syncapi.Media{All: true}); len(got) != 2 || got[1] != "(?d)*.sync-conflict-*" {
 		t.Errorf("all: %q", got)
 	}
 	got := MediaIgnore(syncapi.Media{Folders: []string{"A", "B"}})
-	want := []string{"(?d).*.tmp-*", "!/A", "!/B", "/*"}
+	want := []string{"(?d).*.tmp-*", "(?d)*.sync-conflict-*", "!/A", "!/B", "/*"}
 	if len(got) != len(want) {
 		t.Fatalf("%q", got)
 	}
