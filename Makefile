@@ -144,8 +144,11 @@ APT_PACKAGES += $(MP3_PACKAGES)
 FLAC_PACKAGES := flac
 APT_PACKAGES += $(FLAC_PACKAGES)
 
+# The timeout is a hang guard per package: playerd's end-to-end package
+# takes 6-7 minutes on two quiet cores under -race, too near go test's
+# default of 10 minutes once anything else runs beside it.
 unit:
-	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 STORYBOX_REQUIRE_MP3TOOLS=1 STORYBOX_REQUIRE_FLAC=1 $(GO) test -race -count=1 ./...
+	STORYBOX_REQUIRE_CHROMIUM=1 STORYBOX_REQUIRE_NETNS=1 STORYBOX_REQUIRE_FFMPEG=1 STORYBOX_REQUIRE_MP3TOOLS=1 STORYBOX_REQUIRE_FLAC=1 $(GO) test -race -count=1 -timeout 25m ./...
 
 integration:
 

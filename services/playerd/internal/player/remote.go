@@ -2,6 +2,7 @@ package player
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 
 	"github.com/gopxl/beep/v2"
@@ -62,10 +63,15 @@ type remoteDecoder struct {
 
 func (d remoteDecoder) Stream(s [][2]float64) (int, bool) { return d.r.Stream(s) }
 func (d remoteDecoder) Err() error                        { return d.r.Err() }
-func (d remoteDecoder) Len() int                          { return int(d.r.Duration() * d.rate) }
-func (d remoteDecoder) Position() int                     { return int(d.r.Seconds() * d.rate) }
+func (d remoteDecoder) Len() int                          { return frames(d.r.Duration(), d.rate) }
+func (d remoteDecoder) Position() int                     { return frames(d.r.Seconds(), d.rate) }
 func (d remoteDecoder) Seek(p int) error                  { return d.r.Seek(float64(p) / d.rate) }
 func (d remoteDecoder) Close() error                      { return d.r.Close() }
+
+// frames is sec at rate to the nearest frame: seconds that came from a
+// frame count (a Seek's frame over the rate) give back that count, where
+// truncating the product, a hair below it, lost a frame.
+func frames(sec, rate float64) int { return int(math.Round(sec * rate)) }
 
 func (p *Player) openRemote(t library.Track, item QueueItem, rate int) (*track, error) {
 	if p.cfg.OpenRemote == nil {

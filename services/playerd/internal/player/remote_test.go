@@ -75,7 +75,7 @@ func (f *fakeRemote) Seek(sec float64) error {
 		return errors.New("cannot seek")
 	}
 	f.seeks = append(f.seeks, sec)
-	f.pos = int(sec * output.DefaultRate)
+	f.pos = int(math.Round(sec * output.DefaultRate))
 	return nil
 }
 func (f *fakeRemote) Seconds() float64 {
@@ -345,5 +345,33 @@ func TestStatusJSONDurationOfFiles(t *testing.T) {
 	data, _ := json.Marshal(Status{State: Playing, Duration: 12.5, Queue: []QueueItem{}})
 	if !strings.Contains(string(data), `"duration":12.5`) || !strings.Contains(string(data), `"now_playing":null`) {
 		t.Errorf("%s", data)
+	}
+}
+
+// secondsRemote keeps the seconds it was sought to, as a stream that
+// counts its position in seconds does.
+type secondsRemote struct {
+	fakeRemote
+	sec float64
+}
+
+func (r *secondsRemote) Seek(sec float64) error { r.sec = sec; return nil }
+func (r *secondsRemote) Seconds() float64       { return r.sec }
+
+// Every frame a station or episode is sought to comes back as that frame:
+// the seconds between are a frame over the rate, whose product with the
+// rate lands a hair below the count for some frames (55,296 at 48 kHz:
+// 1.152 s), which truncating lost; a restart then began a frame early.
+func TestRemotePositionRoundTripsEveryFrame(t *testing.T) {
+	for _, rate := range []float64{44100, 48000} {
+		d := remoteDecoder{r: &secondsRemote{}, rate: rate}
+		for p := range 200_000 {
+			if err := d.Seek(p); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Position(); got != p {
+				t.Fatalf("at %.0f Hz: sought frame %d, position %d", rate, p, got)
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -255,7 +256,7 @@ func (s *Source) Seek(sec float64) error {
 	defer s.mu.Unlock()
 	s.stop()
 	s.ring.reset()
-	s.pos = int64(sec * float64(s.opts.Rate))
+	s.pos = int64(math.Round(sec * float64(s.opts.Rate))) // the nearest frame: sec is often a frame over the rate
 	s.segs, s.marks, s.waiting, s.problem, s.ended, s.failed = nil, nil, true, "", false, nil
 	if s.opts.Live {
 		s.title = nil
