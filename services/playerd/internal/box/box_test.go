@@ -3,8 +3,11 @@ package box
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -331,3 +334,28 @@ func TestRetainedHeap(t *testing.T) {
 }
 
 var heapSink []byte
+
+// A start removes what writes interrupted by a power cut left in the data
+// directory, at any depth, before anything writes, and nothing else.
+func TestStartSweepsInterruptedWrites(t *testing.T) {
+	data := t.TempDir()
+	left := []string{".state.json.tmp-123", ".settings.json.tmp-9", "household/cards/.0004921380.json.tmp-7"}
+	for _, n := range append(slices.Clone(left), "keep.json") {
+		p := filepath.Join(data, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newTestBox(t, func(c *Config) { c.Data = data })
+	for _, n := range left {
+		if _, err := os.Stat(filepath.Join(data, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s outlived the start: %v", n, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "keep.json")); err != nil {
+		t.Errorf("keep.json: %v", err)
+	}
+}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,20 +31,6 @@ func Load(dataDir string) (Saved, error) {
 		s.Resume = map[string]ResumePoint{}
 	}
 	return s, err
-}
-
-// removeTemps deletes WriteFile's leftovers for name in dir. Only name's own
-// temporaries: other files in dir may be written right now.
-func removeTemps(dir, name string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if n := e.Name(); IsTemp(n) && strings.HasPrefix(n, "."+name+tempMarker) {
-			_ = os.Remove(filepath.Join(dir, n)) // a read-only disk keeps them; harmless
-		}
-	}
 }
 
 // Urgency says how soon a change must reach the disk.
@@ -112,15 +96,13 @@ type Saver struct {
 // starts failing, with the error, and once with nil when it works again; it
 // must not block.
 //
-// It removes the temporary files of writes a power cut interrupted: they
-// were never the state, and each cut would leave one more. Only the saver
-// may do that, before its first write: a temporary file is a write in
-// progress for everyone else.
+// The temporary files of writes a power cut interrupted are not its to
+// remove: the data directory's owner sweeps them all before anything
+// writes (RemoveAllTemps).
 func NewSaver(dataDir string, report func(error)) *Saver {
 	if report == nil {
 		report = func(error) {}
 	}
-	removeTemps(dataDir, FileName)
 	return &Saver{
 		path:   filepath.Join(dataDir, FileName),
 		report: report,

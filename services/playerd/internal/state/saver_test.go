@@ -244,19 +244,3 @@ func TestSaveErrorNamesTheFailure(t *testing.T) {
 		}
 	}
 }
-
-// NewSaver removes the temporaries of state.json a power cut left, and
-// only those: another file's write may be in progress.
-func TestNewSaverRemovesInterruptedWrites(t *testing.T) {
-	dir := t.TempDir()
-	for _, n := range []string{".state.json.tmp-123", ".library-cache.json.tmp-9"} {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte("{"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	NewSaver(dir, nil)
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || entries[0].Name() != ".library-cache.json.tmp-9" {
-		t.Errorf("left %v, want only the other file's temporary", entries)
-	}
-}
