@@ -114,18 +114,6 @@ func sameContent(path string, data []byte) bool {
 	return err == nil && sha256.Sum256(got) == sha256.Sum256(data)
 }
 
-// received is how many bytes of the file at path are on disk: Syncthing
-// makes its temporary file at the full size at once, sparse, and fills in
-// blocks as they arrive, so the size tells nothing of progress and the
-// allocated blocks do.
-func received(path string) (int64, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		return 0, false
-	}
-	return st.Blocks * 512, true
-}
-
 // standingStill waits until the file at path has not grown for a second:
 // what a cut link looks like from the receiving box (the connection
 // outlives a short cut, TCP retransmitting). It returns the bytes
@@ -135,7 +123,7 @@ func (b *nsBox) standingStill(path string) int64 {
 	var last int64 = -1
 	still := 0
 	b.waitFor(60*time.Second, "the transfer standing still", func() bool {
-		n, ok := received(path)
+		n, ok := hhnet.Received(path)
 		if !ok {
 			return false
 		}
@@ -174,7 +162,7 @@ func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 	}
 	big := noiseWAV(largeSize, 1)
 	final := func(x *nsBox) string { return filepath.Join(x.media, "Gross", "lang.wav") }
-	tmp := func(x *nsBox) string { return filepath.Join(x.media, "Gross", ".syncthing.lang.wav.tmp") }
+	tmp := func(x *nsBox) string { return hhnet.SyncthingTemp(filepath.Join(x.media, "Gross"), "lang.wav") }
 	partialSeen := make(chan string, 1)
 	stopWatch := make(chan struct{})
 	watched := make(chan struct{})
@@ -199,7 +187,7 @@ func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 	putFile(t, filepath.Join(a.media, "Gross", "lang.wav"), big)
 	receiving := func(x *nsBox) func() bool {
 		return func() bool {
-			n, ok := received(tmp(x))
+			n, ok := hhnet.Received(tmp(x))
 			return ok && n > 0
 		}
 	}
@@ -207,7 +195,7 @@ func largeTransfer(t *testing.T, n *hhnet.Net, a, b, c *nsBox) {
 	// B's link goes down with a good part of the file on B, so that
 	// what is resumed is a real partial file.
 	b.waitFor(60*time.Second, "a quarter of the file on B", func() bool {
-		n, ok := received(tmp(b))
+		n, ok := hhnet.Received(tmp(b))
 		return ok && n >= largeSize/4
 	})
 	c.kill("playerd")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storybox/storybox/services/internal/hhnet"
 	"github.com/storybox/storybox/services/internal/syncapi"
 )
 
@@ -30,18 +31,6 @@ const (
 func partial(path string, want []byte) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && !bytes.Equal(b, want)
-}
-
-// received is how many bytes of Syncthing's temporary file for name in dir
-// are on disk. Syncthing makes the file at its full size at once, sparse,
-// and fills in blocks as they arrive: the size tells nothing of progress,
-// the allocated blocks do. ok is false while there is no temporary file.
-func received(dir, name string) (n int64, ok bool) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(filepath.Join(dir, ".syncthing."+name+".tmp"), &st); err != nil {
-		return 0, false
-	}
-	return st.Blocks * 512, true
 }
 
 // TestInterruptedTransfers: B's link is cut during a large transfer and
@@ -67,7 +56,7 @@ func TestInterruptedTransfers(t *testing.T) {
 	gross := filepath.Join(b.media, "Gross")
 	var current string
 	onB := func() int64 {
-		n, _ := received(gross, current)
+		n, _ := hhnet.Received(hhnet.SyncthingTemp(gross, current))
 		return n
 	}
 	for _, step := range []struct {
@@ -85,7 +74,7 @@ func TestInterruptedTransfers(t *testing.T) {
 			var last int64 = -1
 			still := 0
 			waitFor(t, 60*time.Second, "the transfer standing still", func() bool {
-				n, ok := received(gross, current)
+				n, ok := hhnet.Received(hhnet.SyncthingTemp(gross, current))
 				if !ok {
 					return false
 				}
@@ -146,7 +135,7 @@ func TestInterruptedTransfers(t *testing.T) {
 		// when the interruption comes.
 		var got int64
 		waitFor(t, 60*time.Second, step.name+": the transfer under way", func() bool {
-			n, ok := received(gross, name)
+			n, ok := hhnet.Received(hhnet.SyncthingTemp(gross, name))
 			got = n
 			return ok && n >= transferSize/8 || hasContent(dst, data)
 		})

@@ -282,3 +282,20 @@ func Dial(ns, network, addr string) (net.Conn, error) {
 	r := <-res
 	return r.c, r.err
 }
+
+// SyncthingTemp is the temporary file Syncthing receives name into, in dir.
+func SyncthingTemp(dir, name string) string {
+	return filepath.Join(dir, ".syncthing."+name+".tmp")
+}
+
+// Received is how many bytes of Syncthing's temporary file at path are on
+// disk. Syncthing makes the file at its full size at once, sparse, and
+// fills in blocks as they arrive: the size tells nothing of progress, the
+// allocated blocks do. ok is false while there is no such file.
+func Received(path string) (n int64, ok bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, false
+	}
+	return st.Blocks * 512, true
+}
