@@ -73,7 +73,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	var household api.HouseholdAdmin // a nil *hhlink.Link is not a nil HouseholdAdmin
 	var txt func(context.Context, map[string]string) map[string]string
 	if s.household != nil {
-		household, txt = s.household, householdTXT(s.household, cfg.Listen)
+		household, txt = s.household, s.household.TXT(cfg.Listen)
 	}
 	if cfg.HAListen != "" || h.haListener != nil {
 		s.ha = haserve.Open(haserve.Config{Listen: cfg.HAListen, Listener: h.haListener, Data: cfg.Data,
@@ -83,7 +83,7 @@ func newSurfaces(cfg Config, h hooks, core *box.Box, clk clock.Clock, ready sysi
 	if s.display, err = openDisplay(cfg, h, core, conn, log); err != nil {
 		return nil, err
 	}
-	restarts := newScreenRestarts()
+	restarts := display.NewRestarts()
 	s.screen = runScreen(s.display, screenReopener(cfg, h, log), restarts, log)
 	in, err := openInput(cfg, h, core, log)
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -358,48 +357,4 @@ func (l *Link) SetMedia(ctx context.Context, m syncapi.Media) (View, error) {
 	}
 	l.onChange()
 	return l.View(ctx)
-}
-
-// Follow calls changed with the folder of every change syncd reports,
-// until ctx ends: playerd reconciles the household folder and rescans the
-// library. After syncd started again, and whenever events were lost, it
-// calls changed for every folder.
-func (l *Link) Follow(ctx context.Context, changed func(folder string)) error {
-	var since int64
-	for ctx.Err() == nil {
-		var evs syncapi.Events
-		cctx, cancel := context.WithTimeout(ctx, 40*time.Second)
-		err := l.d.Call(cctx, http.MethodGet, fmt.Sprintf("/events?since=%d&wait=30s", since), nil, &evs)
-		cancel()
-		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(2 * time.Second):
-			}
-			continue
-		}
-		if evs.Last < since || (len(evs.Events) > 0 && evs.Events[0].ID > since+1) {
-			changed(syncapi.HouseholdFolder)
-			changed(syncapi.MediaFolder)
-		}
-		seen := map[string]bool{}
-		for _, ev := range evs.Events {
-			if ev.Type == syncapi.EventFolderChanged && !seen[ev.Folder] {
-				seen[ev.Folder] = true
-				changed(ev.Folder)
-			}
-		}
-		since = evs.Last
-	}
-	return nil
-}
-
-// Announced are the TXT keys of this box's _mupibox._tcp record that let
-// the other boxes add it; none while syncd does not answer.
-func (l *Link) Announced(ctx context.Context, apiPort int) map[string]string {
-	st, err := l.Status(ctx)
-	if err != nil {
-		return nil
-	}
-	return map[string]string{syncapi.TXTDeviceID: st.DeviceID, syncapi.TXTPort: strconv.Itoa(st.Port), syncapi.TXTAPIPort: strconv.Itoa(apiPort)}
 }
