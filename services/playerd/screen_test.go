@@ -48,7 +48,7 @@ func TestScreenReopenedAfterAFailure(t *testing.T) {
 		log := slog.New(slog.DiscardHandler)
 		ctx, cancel := context.WithCancel(context.Background())
 		sup := daemon.NewGroup(log)
-		sup.Restarting(ctx, "display", runScreen(d, reopen, newScreenRestarts(), log))
+		sup.Restarting(ctx, "display", runScreen(d, reopen, display.NewRestarts(), log))
 		synctest.Wait() // the first Run failed; the supervision waits to restart
 		if closes, _ := first.state(); closes != 1 {
 			t.Fatalf("the failed Run closed its screen %d times", closes)
